@@ -1,0 +1,26 @@
+# Third-party libraries, all from Debian packages (see .ci/run).
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(ZLIB REQUIRED)
+find_package(LibLZMA REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+
+# OpenBLAS: the pthread build is fine because foresight pins it to one thread
+# and spreads row blocks over its own pool (core/thread_pool.h).
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+pkg_check_modules(LIBURING REQUIRED IMPORTED_TARGET liburing)
+find_package(RocksDB QUIET CONFIG)
+if(NOT TARGET RocksDB::rocksdb)
+  pkg_check_modules(ROCKSDB REQUIRED IMPORTED_TARGET rocksdb)
+endif()
+find_path(METIS_INCLUDE_DIR metis.h REQUIRED)
+find_library(METIS_LIBRARY metis REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(toml11 QUIET)
+find_package(CLI11 CONFIG REQUIRED)
+if(FORESIGHT_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(FORESIGHT_BUILD_BENCH)
+  find_package(benchmark QUIET)
+endif()

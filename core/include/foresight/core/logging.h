@@ -1,0 +1,37 @@
+// Logging to stderr: FS_LOG(INFO) << "..."; levels DEBUG, INFO, WARNING, ERROR.
+// FORESIGHT_LOG_LEVEL=debug|info|warning|error sets the threshold.
+#pragma once
+
+#include <sstream>
+#include <string>
+
+namespace foresight {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
+
+void SetLogLevel(LogLevel level);
+LogLevel GetLogLevel();
+// Writes one line atomically (no interleaving with the progress display).
+void LogLine(LogLevel level, const std::string& text);
+
+class LogMessage {
+ public:
+  explicit LogMessage(LogLevel level) : level_(level) {}
+  ~LogMessage() { LogLine(level_, stream_.str()); }
+  std::ostringstream& stream() { return stream_; }
+
+ private:
+  LogLevel level_;
+  std::ostringstream stream_;
+};
+
+}  // namespace foresight
+
+#define FS_LOG_LEVEL_DEBUG ::foresight::LogLevel::kDebug
+#define FS_LOG_LEVEL_INFO ::foresight::LogLevel::kInfo
+#define FS_LOG_LEVEL_WARNING ::foresight::LogLevel::kWarning
+#define FS_LOG_LEVEL_ERROR ::foresight::LogLevel::kError
+#define FS_LOG(level)                                                 \
+  if (FS_LOG_LEVEL_##level < ::foresight::GetLogLevel()) {            \
+  } else                                                              \
+    ::foresight::LogMessage(FS_LOG_LEVEL_##level).stream()

@@ -1,0 +1,145 @@
+#include "foresight/core/thread_pool.h"
+
+#include <atomic>
+#include <memory>
+
+#include <unistd.h>
+
+namespace foresight {
+
+namespace {
+thread_local const ThreadPool* tls_worker_of = nullptr;
+}  // namespace
+
+int OnlineCpus() {
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads > 0 ? num_threads : OnlineCpus()) {
+  workers_.reserve(num_threads_ - 1);
+  for (int i = 0; i + 1 < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+bool ThreadPool::InWorker() const { return tls_worker_of == this; }
+
+void ThreadPool::WorkerLoop() {
+  tls_worker_of = this;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+    if (tasks_.empty()) return;  // stop_ and drained
+    RunOneTask(lock);
+  }
+}
+
+bool ThreadPool::RunOneTask(std::unique_lock<std::mutex>& lock) {
+  if (tasks_.empty()) return false;
+  std::function<void()> task = std::move(tasks_.front());
+  tasks_.pop_front();
+  lock.unlock();
+  task();
+  lock.lock();
+  return true;
+}
+
+// State shared by the caller and the helper tasks of one ParallelFor.
+struct ThreadPool::Job {
+  int64_t n, grain, chunks;
+  const std::function<void(int64_t, int64_t, int64_t)>* fn;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::mutex mu;
+  std::condition_variable cv;
+
+  // Claims and runs chunks until none are left; returns chunks run.
+  void Drain() {
+    int64_t ran = 0;
+    for (;;) {
+      const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks) break;
+      const int64_t b = c * grain;
+      const int64_t e = b + grain < n ? b + grain : n;
+      (*fn)(c, b, e);
+      ++ran;
+    }
+    if (ran > 0 && done.fetch_add(ran, std::memory_order_acq_rel) + ran == chunks) {
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
+    }
+  }
+};
+
+void ThreadPool::ParallelForChunks(int64_t n, int64_t grain,
+                                   const std::function<void(int64_t, int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  if (grain <= 0) grain = 1;
+  const int64_t chunks = NumChunks(n, grain);
+  if (chunks == 1 || workers_.empty() || InWorker()) {
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t b = c * grain;
+      fn(c, b, b + grain < n ? b + grain : n);
+    }
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->n = n;
+  job->grain = grain;
+  job->chunks = chunks;
+  job->fn = &fn;
+  const int64_t helpers = std::min<int64_t>(static_cast<int64_t>(workers_.size()), chunks - 1);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int64_t i = 0; i < helpers; ++i) tasks_.emplace_back([job] { job->Drain(); });
+  }
+  if (helpers == 1) cv_.notify_one(); else cv_.notify_all();
+  job->Drain();
+  std::unique_lock<std::mutex> lock(job->mu);
+  job->cv.wait(lock, [&] { return job->done.load(std::memory_order_acquire) == chunks; });
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  ParallelForChunks(n, grain, [&fn](int64_t, int64_t b, int64_t e) { fn(b, e); });
+}
+
+std::future<void> ThreadPool::Submit(std::function<void()> fn) {
+  auto task = std::make_shared<std::packaged_task<void()>>(std::move(fn));
+  std::future<void> fut = task->get_future();
+  if (workers_.empty()) {
+    (*task)();  // a budget of one thread: the caller is the only CPU
+    return fut;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks_.emplace_back([task] { (*task)(); });
+  }
+  cv_.notify_one();
+  return fut;
+}
+
+namespace {
+std::mutex g_pool_mu;
+std::unique_ptr<ThreadPool> g_pool;
+}  // namespace
+
+ThreadPool* DefaultThreadPool() {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  if (!g_pool) g_pool = std::make_unique<ThreadPool>(OnlineCpus());
+  return g_pool.get();
+}
+
+void SetDefaultThreads(int num_threads) {
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  g_pool = std::make_unique<ThreadPool>(num_threads);
+}
+
+}  // namespace foresight

@@ -1,0 +1,60 @@
+// Shared test helpers: Status assertions, temporary directories, paths to
+// the source tree and ../shared/datasets.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "foresight/core/status.h"
+
+#define ASSERT_OK(expr)                                         \
+  do {                                                          \
+    const ::foresight::Status fs_s_ = (expr);                   \
+    ASSERT_TRUE(fs_s_.ok()) << #expr << ": " << fs_s_.ToString(); \
+  } while (0)
+#define EXPECT_OK(expr)                                         \
+  do {                                                          \
+    const ::foresight::Status fs_s_ = (expr);                   \
+    EXPECT_TRUE(fs_s_.ok()) << #expr << ": " << fs_s_.ToString(); \
+  } while (0)
+// ASSERT_OK_AND_ASSIGN(auto x, MakeX());
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
+  ASSERT_OK_AND_ASSIGN_IMPL_(FS_CONCAT_(fs_t_sor_, __LINE__), lhs, expr)
+#define ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr)                       \
+  auto tmp = (expr);                                                     \
+  ASSERT_TRUE(tmp.ok()) << #expr << ": " << tmp.status().ToString();     \
+  lhs = std::move(tmp).value()
+
+// Asserts that `expr` (a Status or StatusOr) failed with a message that
+// contains every one of the given substrings.
+#define EXPECT_ERROR_CONTAINS(expr, ...) \
+  ::foresight::testing::ExpectErrorContains(::foresight::testing::ToStatus(expr), #expr, {__VA_ARGS__})
+
+namespace foresight::testing {
+
+inline Status ToStatus(const Status& s) { return s; }
+template <typename T> Status ToStatus(const StatusOr<T>& s) { return s.status(); }
+void ExpectErrorContains(const Status& s, const char* expr, std::initializer_list<std::string> parts);
+
+// A fresh directory under $TMPDIR, removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+void WriteFile(const std::string& path, const std::string& contents);
+std::string ReadFile(const std::string& path);
+std::string SourceDir();  // the repository root
+std::string BinaryDir();  // the build directory
+// ../shared/datasets/<name> when present, else "" (tests then GTEST_SKIP
+// with a message).
+std::string SharedDataset(const std::string& name);
+
+}  // namespace foresight::testing
