@@ -23,6 +23,7 @@ LogLevel LevelFromEnv() {
 
 std::atomic<int> g_level{static_cast<int>(LevelFromEnv())};
 std::mutex g_log_mu;
+std::string g_status_line;  // guarded by g_log_mu
 
 const char* Tag(LogLevel l) {
   switch (l) {
@@ -44,6 +45,14 @@ void LogLine(LogLevel level, const std::string& text) {
   // "\r\033[K" clears a progress line the display may have left on a tty.
   const bool tty = isatty(STDERR_FILENO);
   std::fprintf(stderr, "%sforesight %s: %s\n", tty ? "\r\033[K" : "", Tag(level), text.c_str());
+  if (tty && !g_status_line.empty()) std::fputs(g_status_line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+void SetTerminalStatusLine(const std::string& text) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  g_status_line = text;
+  std::fprintf(stderr, "\r\033[K%s", text.c_str());
   std::fflush(stderr);
 }
 

@@ -13,6 +13,10 @@ void SetLogLevel(LogLevel level);
 LogLevel GetLogLevel();
 // Writes one line atomically (no interleaving with the progress display).
 void LogLine(LogLevel level, const std::string& text);
+// The one terminal status line (core/progress.h draws it): replaces it on
+// stderr now, and LogLine redraws it below every log line while it is
+// non-empty. "" removes it. Only call when stderr is a terminal.
+void SetTerminalStatusLine(const std::string& text);
 
 class LogMessage {
  public:

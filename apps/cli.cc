@@ -1,0 +1,142 @@
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "foresight/core/thread_pool.h"
+
+namespace foresight::apps {
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+// "foresight train: <message>" (or "foresight: <message>" outside any
+// subcommand), and a pointer to the help for usage errors.
+int Report(const std::string& command, const std::string& message, int code) {
+  const std::string prefix = command.empty() ? "foresight" : "foresight " + command;
+  std::fprintf(stderr, "%s: %s\n", prefix.c_str(), message.c_str());
+  if (code == kExitUsage) {
+    std::fprintf(stderr, "Run '%s --help' for usage.\n", prefix.c_str());
+  }
+  return code;
+}
+
+// The deepest sub-app that parsing entered, as "generate graph".
+std::string ParsedCommandName(const CLI::App& root) {
+  std::string name;
+  const CLI::App* app = &root;
+  while (true) {
+    const auto subs = app->get_subcommands();
+    if (subs.empty()) break;
+    app = subs.front();
+    name += (name.empty() ? "" : " ") + app->get_name();
+  }
+  return name;
+}
+
+// `foresight help [COMMAND...]`: the root's or a subcommand's --help text.
+int RunHelp(CLI::App* root, const std::vector<std::string>& topic) {
+  CLI::App* app = root;
+  for (const std::string& word : topic) {
+    CLI::App* sub = nullptr;
+    try {
+      sub = app->get_subcommand(word);
+    } catch (const CLI::OptionNotFound&) {
+    }
+    if (sub == nullptr || word == "help") {
+      return Report("help", "unknown command '" + word + "'", kExitUsage);
+    }
+    app = sub;
+  }
+  std::cout << app->help();
+  return 0;
+}
+
+// Runs one phase of a command, turning a failed Status or an escaped
+// exception into the error report.
+template <typename Fn>
+int Guard(const std::string& name, int failure_code, Fn&& fn) {
+  try {
+    const Status s = fn();
+    if (s.ok()) return 0;
+    return Report(name, s.message(), failure_code);
+  } catch (const std::bad_alloc&) {
+    return Report(name, "out of memory", kExitFailure);
+  } catch (const std::exception& e) {
+    return Report(name, std::string("internal error: ") + e.what(), kExitFailure);
+  } catch (...) {
+    return Report(name, "internal error: unknown exception", kExitFailure);
+  }
+}
+
+int RunCliImpl(int argc, char** argv) {
+  CLI::App root("foresight: train graph neural networks on data larger than memory.", "foresight");
+  root.set_version_flag("--version", std::string("foresight ") + FORESIGHT_VERSION);
+  root.require_subcommand(1);
+  root.get_formatter()->column_width(36);
+
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(AddPreprocessCommand(&root));
+  commands.push_back(AddGenerateCommand(&root));
+  commands.push_back(AddTrainCommand(&root));
+  commands.push_back(AddEvalCommand(&root));
+  commands.push_back(AddExportCommand(&root));
+  CLI::App* help = root.add_subcommand("help", "Show help for foresight or for one command");
+  std::vector<std::string> help_topic;
+  help->add_option("COMMAND", help_topic, "A command, e.g. train or generate graph");
+
+  if (argc <= 1) {
+    std::cerr << root.help();
+    return kExitUsage;
+  }
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << root.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << root.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return Report(ParsedCommandName(root), e.what(), kExitUsage);
+  }
+
+  if (help->parsed()) return RunHelp(&root, help_topic);
+  for (const auto& command : commands) {
+    if (!command->app()->parsed()) continue;
+    const std::string name = command->name();
+    if (const int rc = Guard(name, kExitUsage, [&] { return command->Prepare(); }); rc != 0) {
+      return rc;
+    }
+    return Guard(name, kExitFailure, [&] { return command->Run(); });
+  }
+  return Report("", "no command given", kExitUsage);
+}
+
+}  // namespace
+
+void UseThreads(int threads) { SetDefaultThreads(threads > 0 ? threads : OnlineCpus()); }
+
+int RunCli(int argc, char** argv) {
+  try {
+    return RunCliImpl(argc, argv);
+  } catch (const std::exception& e) {
+    return Report("", std::string("internal error: ") + e.what(), kExitFailure);
+  } catch (...) {
+    return Report("", "internal error: unknown exception", kExitFailure);
+  }
+}
+
+}  // namespace foresight::apps

@@ -1,0 +1,106 @@
+// `foresight train DATASET [flags] [--config FILE]`: every TrainKey is a
+// flag; flags given explicitly override the config file.
+#include <cstdio>
+#include <deque>
+
+#include "command.h"
+#include "foresight/core/progress.h"
+#include "foresight/trainer/trainer.h"
+#include "train_progress.h"
+#include "train_settings.h"
+
+namespace foresight::apps {
+
+namespace {
+
+// CLI11's placeholder for the value in --help.
+std::string FlagTypeName(const TrainKey& key) {
+  if (key.choices != nullptr) return key.choices;
+  return std::visit(
+      [](auto field) -> std::string {
+        using T = std::decay_t<decltype(std::declval<TrainOptions>().*field)>;
+        if constexpr (std::is_same_v<T, std::string>) return "TEXT";
+        if constexpr (std::is_same_v<T, float>) return "FLOAT";
+        if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "INT,INT,...";
+        if constexpr (std::is_same_v<T, uint64_t>) return "UINT";
+        return "INT";
+      },
+      key.field);
+}
+
+bool IsBool(const TrainKey& key) {
+  return std::holds_alternative<bool TrainOptions::*>(key.field);
+}
+
+class TrainCommand : public Command {
+ public:
+  explicit TrainCommand(CLI::App* app) : Command(app) {
+    app->add_option("DATASET", dataset_, "Dataset directory (from `foresight preprocess`)");
+    app->add_option("--config", config_, "YAML (.yaml/.yml) or TOML (.toml) file of these options")
+        ->type_name("FILE");
+    const TrainOptions defaults;
+    for (const TrainKey& key : TrainKeys()) {
+      if (std::string(key.name) == "dataset") continue;  // the positional
+      Flag& flag = flags_.emplace_back();
+      flag.key = &key;
+      const std::string help = std::string(key.help) + " (default: " +
+                               FormatTrainValue(key, defaults) + ")";
+      if (IsBool(key)) {
+        flag.option = app->add_flag("--" + std::string(key.name), flag.boolean, help);
+      } else {
+        flag.option = app->add_option("--" + std::string(key.name), flag.text, help)
+                          ->type_name(FlagTypeName(key));
+      }
+    }
+  }
+
+  Status Prepare() override {
+    std::vector<FlagValue> given;
+    for (const Flag& f : flags_) {
+      if (f.option->count() == 0) continue;
+      given.push_back({f.key->name, IsBool(*f.key) ? ConfigValue::Bool(f.boolean)
+                                                   : ConfigValue::Text(f.text)});
+    }
+    FS_ASSIGN_OR_RETURN(options_, ResolveTrainOptions(config_, given, dataset_));
+    if (options_.dataset.empty()) {
+      return InvalidArgument("DATASET is required (as the first argument or `dataset` in --config)");
+    }
+    return options_.Validate();
+  }
+
+  Status Run() override {
+    UseThreads(options_.threads);
+    SetProgressEnabled(options_.progress);
+    TrainProgress progress(options_.epochs);
+    trainer::TrainCallbacks callbacks;
+    if (options_.progress) callbacks = progress.Callbacks();
+    trainer::TrainSummary summary;
+    FS_RETURN_IF_ERROR(trainer::Train(options_, callbacks, &summary));
+    std::printf("epochs %d%s, best epoch %d: val_acc %.4f test_acc %.4f\n",
+                summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "",
+                summary.best_epoch, summary.best_val_acc, summary.test_acc);
+    return Status::OK();
+  }
+
+ private:
+  struct Flag {
+    const TrainKey* key = nullptr;
+    CLI::Option* option = nullptr;
+    std::string text;
+    bool boolean = false;
+  };
+
+  std::string dataset_;
+  std::string config_;
+  std::deque<Flag> flags_;  // a deque keeps the bound storage in place
+  TrainOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> AddTrainCommand(CLI::App* root) {
+  CLI::App* app = root->add_subcommand("train", "Train a GNN (sage, gcn, gat) on a dataset");
+  return std::make_unique<TrainCommand>(app);
+}
+
+}  // namespace foresight::apps

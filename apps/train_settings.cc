@@ -1,0 +1,296 @@
+#include "train_settings.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+namespace foresight::apps {
+
+namespace {
+
+const char* kTypeString = "a string";
+const char* kTypeInt = "an integer";
+const char* kTypeUint = "a non-negative integer";
+const char* kTypeFloat = "a number";
+const char* kTypeBool = "true or false";
+const char* kTypeIntList = "a list of integers (e.g. 15,10 or [15, 10])";
+
+Status TypeError(const std::string& where, const std::string& expected, const ConfigValue& v) {
+  return InvalidArgument(where + ": expected " + expected + ", got " + v.Describe());
+}
+
+// Whole-string integer parse; false on junk or overflow.
+bool ParseInt(const std::string& s, int64_t* out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || end != s.c_str() + s.size()) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseFloat(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+// YAML 1.1 and command-line spellings of a boolean.
+bool ParseBool(const std::string& s, bool* out) {
+  for (const char* t : {"true", "True", "TRUE", "yes", "Yes", "on", "On", "1"}) {
+    if (s == t) {
+      *out = true;
+      return true;
+    }
+  }
+  for (const char* f : {"false", "False", "FALSE", "no", "No", "off", "Off", "0"}) {
+    if (s == f) {
+      *out = false;
+      return true;
+    }
+  }
+  return false;
+}
+
+StatusOr<int64_t> ToInt(const ConfigValue& v, const std::string& where, const char* expected) {
+  int64_t x = 0;
+  if (v.kind == ConfigValue::Kind::kInt) return v.integer;
+  if (v.kind == ConfigValue::Kind::kText && ParseInt(v.text, &x)) return x;
+  return TypeError(where, expected, v);
+}
+
+StatusOr<double> ToFloat(const ConfigValue& v, const std::string& where) {
+  double x = 0;
+  if (v.kind == ConfigValue::Kind::kFloat) return v.real;
+  if (v.kind == ConfigValue::Kind::kInt) return static_cast<double>(v.integer);
+  if (v.kind == ConfigValue::Kind::kText && ParseFloat(v.text, &x)) return x;
+  return TypeError(where, kTypeFloat, v);
+}
+
+StatusOr<std::vector<int64_t>> ToIntList(const ConfigValue& v, const std::string& where) {
+  std::vector<int64_t> out;
+  if (v.kind == ConfigValue::Kind::kList) {
+    for (const ConfigValue& item : v.items) {
+      int64_t x = 0;
+      if (item.kind == ConfigValue::Kind::kInt) {
+        x = item.integer;
+      } else if (item.kind != ConfigValue::Kind::kText || !ParseInt(item.text, &x)) {
+        return InvalidArgument(where + ": expected " + kTypeIntList + ", got the item " +
+                               item.Describe());
+      }
+      out.push_back(x);
+    }
+    return out;
+  }
+  if (v.kind == ConfigValue::Kind::kInt) return std::vector<int64_t>{v.integer};
+  if (v.kind != ConfigValue::Kind::kText) return TypeError(where, kTypeIntList, v);
+  // "15,10" (the flag's form; also a plain YAML scalar).
+  size_t start = 0;
+  while (true) {
+    const size_t comma = v.text.find(',', start);
+    std::string part = v.text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
+    while (!part.empty() && part.back() == ' ') part.pop_back();
+    int64_t x = 0;
+    if (!ParseInt(part, &x)) return TypeError(where, kTypeIntList, v);
+    out.push_back(x);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Status CheckChoice(const TrainKey& key, const std::string& value, const std::string& where) {
+  if (key.choices == nullptr) return Status::OK();
+  const std::string choices = key.choices;
+  size_t start = 0;
+  while (start <= choices.size()) {
+    const size_t bar = std::min(choices.find('|', start), choices.size());
+    if (choices.compare(start, bar - start, value) == 0 && value.size() == bar - start) {
+      return Status::OK();
+    }
+    start = bar + 1;
+  }
+  return InvalidArgument(where + ": expected one of " + choices + ", got '" + value + "'");
+}
+
+// Applies a converted value to the field; one overload per field type.
+struct Setter {
+  const TrainKey& key;
+  const ConfigValue& value;
+  const std::string& where;
+  TrainOptions* options;
+
+  Status operator()(std::string TrainOptions::*f) const {
+    if (value.kind != ConfigValue::Kind::kText && value.kind != ConfigValue::Kind::kString) {
+      return TypeError(where, kTypeString, value);
+    }
+    FS_RETURN_IF_ERROR(CheckChoice(key, value.text, where));
+    options->*f = value.text;
+    return Status::OK();
+  }
+  Status operator()(int TrainOptions::*f) const {
+    FS_ASSIGN_OR_RETURN(int64_t x, ToInt(value, where, kTypeInt));
+    if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max()) {
+      return InvalidArgument(where + ": " + std::to_string(x) + " is out of range");
+    }
+    options->*f = static_cast<int>(x);
+    return Status::OK();
+  }
+  Status operator()(int64_t TrainOptions::*f) const {
+    FS_ASSIGN_OR_RETURN(options->*f, ToInt(value, where, kTypeInt));
+    return Status::OK();
+  }
+  Status operator()(uint64_t TrainOptions::*f) const {
+    FS_ASSIGN_OR_RETURN(int64_t x, ToInt(value, where, kTypeUint));
+    if (x < 0) return TypeError(where, kTypeUint, value);
+    options->*f = static_cast<uint64_t>(x);
+    return Status::OK();
+  }
+  Status operator()(float TrainOptions::*f) const {
+    FS_ASSIGN_OR_RETURN(double x, ToFloat(value, where));
+    options->*f = static_cast<float>(x);
+    return Status::OK();
+  }
+  Status operator()(bool TrainOptions::*f) const {
+    bool b = false;
+    if (value.kind == ConfigValue::Kind::kBool) {
+      b = value.boolean;
+    } else if (value.kind != ConfigValue::Kind::kText || !ParseBool(value.text, &b)) {
+      return TypeError(where, kTypeBool, value);
+    }
+    options->*f = key.negate ? !b : b;
+    return Status::OK();
+  }
+  Status operator()(std::vector<int64_t> TrainOptions::*f) const {
+    FS_ASSIGN_OR_RETURN(options->*f, ToIntList(value, where));
+    return Status::OK();
+  }
+};
+
+struct TypeNamer {
+  const char* operator()(std::string TrainOptions::*) const { return kTypeString; }
+  const char* operator()(int TrainOptions::*) const { return kTypeInt; }
+  const char* operator()(int64_t TrainOptions::*) const { return kTypeInt; }
+  const char* operator()(uint64_t TrainOptions::*) const { return kTypeUint; }
+  const char* operator()(float TrainOptions::*) const { return kTypeFloat; }
+  const char* operator()(bool TrainOptions::*) const { return kTypeBool; }
+  const char* operator()(std::vector<int64_t> TrainOptions::*) const { return kTypeIntList; }
+};
+
+}  // namespace
+
+const std::vector<TrainKey>& TrainKeys() {
+  using O = TrainOptions;
+  static const std::vector<TrainKey> keys = {
+      {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
+      {"model", "Model: sage, gcn or gat", &O::model, "sage|gcn|gat", false},
+      {"epochs", "Passes over the training ids", &O::epochs, nullptr, false},
+      {"batch-size", "Training seeds per mini-batch", &O::batch_size, nullptr, false},
+      {"fanouts", "Neighbours sampled per layer, seeds outward (e.g. 15,10; -1 = all)",
+       &O::fanouts, nullptr, false},
+      {"full-graph", "Train on the whole graph, one step per epoch", &O::full_graph, nullptr, false},
+      {"hidden", "Hidden width (per head for gat)", &O::hidden, nullptr, false},
+      {"layers", "Message-passing layers", &O::layers, nullptr, false},
+      {"heads", "Attention heads of gat's hidden layers", &O::heads, nullptr, false},
+      {"lr", "Learning rate", &O::lr, nullptr, false},
+      {"weight-decay", "L2 penalty (decoupled for adamw)", &O::weight_decay, nullptr, false},
+      {"dropout", "Dropout probability", &O::dropout, nullptr, false},
+      {"optimizer", "Optimizer: adam, adamw or sgd", &O::optimizer, "adam|adamw|sgd", false},
+      {"patience", "Stop after this many epochs without a better validation accuracy (0 = never)",
+       &O::patience, nullptr, false},
+      {"seed", "Random seed", &O::seed, nullptr, false},
+      {"threads", "CPU threads (default: online CPUs)", &O::threads, nullptr, false},
+      {"metrics", "JSON-lines metrics file (one line per epoch and a final line)",
+       &O::metrics_file, nullptr, false},
+      {"checkpoint", "Checkpoint directory, written after every epoch", &O::checkpoint_dir,
+       nullptr, false},
+      {"resume", "Continue from the last epoch in --checkpoint", &O::resume, nullptr, false},
+      {"eval-batch-size", "Destination nodes per chunk in layer-wise evaluation",
+       &O::eval_batch_size, nullptr, false},
+      {"quiet", "No progress display", &O::progress, nullptr, true},
+  };
+  return keys;
+}
+
+const TrainKey* FindTrainKey(const std::string& name) {
+  const std::string key = NormalizeKey(name);
+  for (const TrainKey& k : TrainKeys()) {
+    if (key == k.name) return &k;
+  }
+  return nullptr;
+}
+
+std::string ExpectedType(const TrainKey& key) {
+  if (key.choices != nullptr) return std::string("one of ") + key.choices;
+  return std::visit(TypeNamer{}, key.field);
+}
+
+std::string FormatTrainValue(const TrainKey& key, const TrainOptions& options) {
+  return std::visit(
+      [&](auto field) -> std::string {
+        using T = std::decay_t<decltype(options.*field)>;
+        const T& v = options.*field;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return v;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return (key.negate ? !v : v) ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, float>) {
+          std::ostringstream ss;
+          ss << v;
+          return ss.str();
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          std::string out;
+          for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+          return out;
+        } else {
+          return std::to_string(v);
+        }
+      },
+      key.field);
+}
+
+Status ApplyTrainValue(const TrainKey& key, const ConfigValue& value, const std::string& where,
+                       TrainOptions* options) {
+  return std::visit(Setter{key, value, where, options}, key.field);
+}
+
+Status ApplyConfigFile(const ConfigFile& file, TrainOptions* options) {
+  for (const ConfigEntry& e : file.entries) {
+    const TrainKey* key = FindTrainKey(e.key);
+    if (key == nullptr) {
+      std::string known;
+      for (const TrainKey& k : TrainKeys()) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      return InvalidArgument(file.path + ": unknown key '" + e.key + "' (known keys: " + known + ")");
+    }
+    FS_RETURN_IF_ERROR(ApplyTrainValue(*key, e.value, file.path + ": key '" + e.key + "'", options));
+  }
+  return Status::OK();
+}
+
+StatusOr<TrainOptions> ResolveTrainOptions(const std::string& config_path,
+                                           const std::vector<FlagValue>& flags,
+                                           const std::string& dataset) {
+  TrainOptions options;
+  if (!config_path.empty()) {
+    FS_ASSIGN_OR_RETURN(ConfigFile file, ReadConfigFile(config_path));
+    FS_RETURN_IF_ERROR(ApplyConfigFile(file, &options));
+  }
+  for (const FlagValue& f : flags) {
+    const TrainKey* key = FindTrainKey(f.key);
+    if (key == nullptr) return Internal("no train option named '" + f.key + "'");
+    FS_RETURN_IF_ERROR(ApplyTrainValue(*key, f.value, "--" + f.key, &options));
+  }
+  if (!dataset.empty()) options.dataset = dataset;
+  return options;
+}
+
+}  // namespace foresight::apps

@@ -1,0 +1,41 @@
+// GraphBlock: one message-passing layer's bipartite graph (a kernels::Csr
+// whose first num_dst sources are the destinations) plus structures derived
+// from it once and reused by forward and backward: the transpose with its
+// edge permutation, and the GCN-normalised copy. A full graph is a block with
+// num_src == num_dst.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "foresight/core/context.h"
+#include "foresight/kernels/csr.h"
+
+namespace foresight::autograd {
+
+class GraphBlock {
+ public:
+  GraphBlock() = default;
+  explicit GraphBlock(kernels::Csr csr) : csr_(std::move(csr)) {}
+
+  const kernels::Csr& csr() const { return csr_; }
+  int64_t num_dst() const { return csr_.num_dst(); }
+  int64_t num_src() const { return csr_.num_src; }
+
+  // Built on first call, cached afterwards. Not thread-safe.
+  struct Transposed {
+    kernels::Csr csr;
+    Tensor edge_perm;
+  };
+  StatusOr<const Transposed*> Transpose(const ExecContext& ctx);
+  // The GCN-normalised block (self loops added where missing) as a block of
+  // its own, so its transpose is cached too.
+  StatusOr<GraphBlock*> GcnNormalized(const ExecContext& ctx);
+
+ private:
+  kernels::Csr csr_;
+  std::unique_ptr<Transposed> transposed_;
+  std::unique_ptr<GraphBlock> gcn_;
+};
+
+}  // namespace foresight::autograd

@@ -1,0 +1,25 @@
+#include "foresight/autograd/graph_block.h"
+
+#include "foresight/kernels/ops.h"
+
+namespace foresight::autograd {
+
+StatusOr<const GraphBlock::Transposed*> GraphBlock::Transpose(const ExecContext& ctx) {
+  if (transposed_ == nullptr) {
+    auto t = std::make_unique<Transposed>();
+    FS_RETURN_IF_ERROR(kernels::TransposeCsr(ctx, csr_, &t->csr, &t->edge_perm));
+    transposed_ = std::move(t);
+  }
+  return transposed_.get();
+}
+
+StatusOr<GraphBlock*> GraphBlock::GcnNormalized(const ExecContext& ctx) {
+  if (gcn_ == nullptr) {
+    kernels::Csr normalized;
+    FS_RETURN_IF_ERROR(kernels::GcnNormalize(ctx, csr_, &normalized));
+    gcn_ = std::make_unique<GraphBlock>(std::move(normalized));
+  }
+  return gcn_.get();
+}
+
+}  // namespace foresight::autograd

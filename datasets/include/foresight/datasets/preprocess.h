@@ -1,0 +1,124 @@
+// `foresight preprocess`: turns raw graph data (LINQS citation files, edge
+// lists, OGB node-property folders) into the on-disk dataset format
+// (storage/dataset.h): CSR by destination, features, labels, splits and
+// original ids, with provenance in manifest "source". Inputs may be plain,
+// .gz or .xz. Edges go through graph::CsrBuilder, so the edge list never has
+// to fit in RAM; every parse error names the file, the line and the reason,
+// and a failed run leaves no output directory (DatasetWriter staging).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "foresight/core/context.h"
+#include "foresight/core/status.h"
+
+namespace foresight::datasets {
+
+enum class InputFormat { kLinqs, kEdgeList, kOgb };
+enum class EdgeDType { kText, kInt32, kInt64 };  // binary: little-endian (src, dst) pairs
+enum class IdKind { kInt, kString };
+enum class FeatureNorm { kNone, kRow };
+enum class SplitMode { kAuto, kFile, kRandom, kOgb };
+
+// Flag spellings: "linqs" | "edgelist" | "ogb"; "text" | "int32" | "int64";
+// "int" | "string"; "none" | "row"; "auto" | "file" | "random" | "ogb".
+StatusOr<InputFormat> ParseInputFormat(const std::string& s);
+StatusOr<EdgeDType> ParseEdgeDType(const std::string& s);
+StatusOr<IdKind> ParseIdKind(const std::string& s);
+StatusOr<FeatureNorm> ParseFeatureNorm(const std::string& s);
+StatusOr<SplitMode> ParseSplitMode(const std::string& s);
+
+struct PreprocessOptions {
+  // --format. Default: kEdgeList.
+  InputFormat format = InputFormat::kEdgeList;
+  // --input DIR: the folder for linqs (exactly one *.content and one *.cites,
+  // optionally compressed: name.content.xz) and ogb (raw/, split/).
+  // Default: "" (required for linqs / ogb).
+  std::string input;
+  // --output OUT: the dataset directory to create. Default: "" (required).
+  std::string output;
+  // --overwrite: replace an existing dataset at OUT. Default: false.
+  bool overwrite = false;
+  // --name: manifest "name". Default: "" = the input folder's / edge file's base name.
+  std::string name;
+
+  // edgelist only. --edges FILE: "u v" per line (whitespace, CSV or TSV;
+  // '#'/'%' comments), or binary pairs with --edge-dtype. Default: "".
+  std::string edges;
+  // --edge-dtype. Default: kText.
+  EdgeDType edge_dtype = EdgeDType::kText;
+  // --features F: .npy ([N, F] f32/f16/i32/i64/u8) or CSV/TSV/whitespace rows
+  // (with --ids string, the first column of each row is the node id).
+  // Default: "" (no features: feature_dim 0).
+  std::string features;
+  // --labels L: .npy (i32/i64 [N]) or text, one label per line or
+  // "id label" per line; -1 = unlabelled. Default: "" (all unlabelled).
+  std::string labels;
+  // --ids: kInt (ids are row numbers; N = rows of features/labels if given,
+  // else max id + 1; nodes without edges are kept) or kString (tokens are
+  // relabelled in first-appearance order: edges, then labels, then
+  // features; original ids stored). Default: kInt.
+  IdKind ids = IdKind::kInt;
+
+  // --undirected: add v -> u for every u -> v. Default: false.
+  bool undirected = false;
+  // --keep-self-loops. Default: false.
+  bool keep_self_loops = false;
+  // --keep-duplicates. Default: false.
+  bool keep_duplicates = false;
+  // --normalize-features: kRow divides each row by its sum (rows summing to
+  // 0 stay 0), the GCN/GAT preprocessing. Default: kNone.
+  FeatureNorm normalize_features = FeatureNorm::kNone;
+  // --feature-dtype: "f32" or "f16". Default: "f32".
+  std::string feature_dtype = "f32";
+
+  // --split: kAuto = the split file when given, else ogb's split folder for
+  // ogb, else random. Default: kAuto.
+  SplitMode split = SplitMode::kAuto;
+  // --split-file S: "id<TAB>train|val|test" lines ('#' lines skipped, extra
+  // columns ignored). Ids are the original tokens for linqs / string ids,
+  // row numbers for int ids. Default: "".
+  std::string split_file;
+  // --ogb-split NAME: folder under split/. Default: "" = the only one there.
+  std::string ogb_split;
+  // Random split over the labelled nodes (all nodes when there are no
+  // labels). --train-per-class K > 0: K per class for train (Planetoid
+  // style); otherwise --train-frac of the nodes. --val-frac / --test-frac:
+  // fractions of all eligible nodes, taken from those not in train.
+  // Defaults: 0, 0.1, 0.1, 0.8.
+  int64_t train_per_class = 0;
+  double train_frac = 0.1;
+  double val_frac = 0.1;
+  double test_frac = 0.8;
+  // --seed for the random split. Default: 0.
+  uint64_t seed = 0;
+
+  // --memory-budget for the edge sort (graph::CsrBuildOptions). Default: 1 GiB.
+  size_t memory_budget_bytes = size_t{1} << 30;
+  // --temp-dir for spilled edge runs. Default: "" = $TMPDIR or /tmp.
+  std::string temp_dir;
+};
+
+// What a run produced (also recorded in manifest "source").
+struct PreprocessReport {
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;          // after symmetrising / dedup
+  int64_t input_edges = 0;        // edges read from the input
+  int64_t dropped_missing = 0;    // linqs: cites naming papers absent from content
+  int64_t self_loops_dropped = 0;
+  int64_t duplicates_dropped = 0;
+  int64_t feature_dim = 0;
+  int64_t num_classes = 0;
+  int64_t num_train = 0, num_val = 0, num_test = 0;
+  std::vector<std::string> warnings;  // also logged
+};
+
+// Runs the preprocessing described by `options`, threaded over ctx.pool.
+// On error nothing is left at options.output. `report` may be null.
+Status Preprocess(const PreprocessOptions& options, const ExecContext& ctx,
+                  PreprocessReport* report = nullptr);
+
+}  // namespace foresight::datasets

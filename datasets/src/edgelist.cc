@@ -1,0 +1,305 @@
+// Edge-list input: text "u v" lines or binary (src, dst) pairs, with
+// optional features (.npy or text rows) and labels (.npy, one per line, or
+// "id label"). Integer ids are row numbers; string ids are relabelled.
+#include <algorithm>
+#include <cstring>
+
+#include "foresight/datasets/tokenizer.h"
+#include "preprocess_internal.h"
+
+namespace foresight::datasets::internal {
+namespace {
+
+std::string Range(int64_t n) { return "[0, " + std::to_string(n) + ")"; }
+
+// Parses an integer node id of the current line; `n` < 0 when N is not known.
+Status ParseIntId(const LineReader& r, std::string_view field, int64_t n, int64_t* id) {
+  if (!ParseInt64(field, id)) return r.Error("node id " + Quote(field) + " is not an integer");
+  if (*id < 0 || (n >= 0 && *id >= n)) {
+    return r.Error("id " + std::to_string(*id) + " out of range " + (n >= 0 ? Range(n) : "[0, 2^63)"));
+  }
+  return Status::OK();
+}
+
+Status ParseLabel(const LineReader& r, std::string_view field, int64_t* label) {
+  if (!ParseInt64(field, label) || *label < -1) {
+    return r.Error("label " + Quote(field) + " is not an integer >= -1 (-1 = unlabelled)");
+  }
+  return Status::OK();
+}
+
+// Labels of int-id graphs. Per-row files set *per_row and size labels to
+// their row count; "id label" files grow labels to max id + 1.
+Status ReadIntLabels(Job* job, const std::string& path, int64_t n, bool* per_row) {
+  auto& labels = job->labels;
+  if (EndsWith(path, ".npy")) {
+    FS_ASSIGN_OR_RETURN(Tensor t, storage::LoadNpy(path));
+    if (t.dim() != 1 || (t.dtype() != DType::kI32 && t.dtype() != DType::kI64)) {
+      return InvalidArgument(path + ": labels must be a 1-D i32 or i64 array, got " + t.ToString());
+    }
+    labels.resize(static_cast<size_t>(t.numel()));
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      labels[i] = t.dtype() == DType::kI32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
+      if (labels[i] < -1) {
+        return InvalidArgument(path + ": row " + std::to_string(i) + ": label " + std::to_string(labels[i]) +
+                               " is not >= -1 (-1 = unlabelled)");
+      }
+    }
+    *per_row = true;
+    return Status::OK();
+  }
+  FS_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
+  std::vector<std::string_view> f;
+  std::string_view line;
+  size_t columns = 0;
+  std::vector<char> seen;
+  while (r->Next(&line)) {
+    if (IsBlankOrComment(line)) continue;
+    SplitFields(line, Delimiter::kAuto, &f);
+    if (columns == 0) {
+      if (f.size() != 1 && f.size() != 2) {
+        return r->Error("expected 1 column (label) or 2 columns (id label), got " + std::to_string(f.size()));
+      }
+      columns = f.size();
+    }
+    if (f.size() != columns) {
+      return r->Error("expected " + std::to_string(columns) + " columns, got " + std::to_string(f.size()));
+    }
+    int64_t label;
+    FS_RETURN_IF_ERROR(ParseLabel(*r, f.back(), &label));
+    if (columns == 1) {
+      labels.push_back(label);
+      continue;
+    }
+    int64_t id;
+    FS_RETURN_IF_ERROR(ParseIntId(*r, f[0], n, &id));
+    if (id >= static_cast<int64_t>(labels.size())) {
+      labels.resize(static_cast<size_t>(id) + 1, -1);
+      seen.resize(static_cast<size_t>(id) + 1, 0);
+    }
+    if (seen[id]) return r->Error("duplicate label for node " + std::to_string(id));
+    seen[id] = 1;
+    labels[id] = label;
+  }
+  FS_RETURN_IF_ERROR(r->status());
+  *per_row = columns == 1;
+  return Status::OK();
+}
+
+Status ReadStringLabels(Job* job, const std::string& path) {
+  if (EndsWith(path, ".npy")) {
+    return InvalidArgument(path + ": with --ids string, labels must be text lines 'id label'");
+  }
+  FS_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
+  std::vector<std::string_view> f;
+  std::string_view line;
+  std::vector<char> seen;
+  while (r->Next(&line)) {
+    if (IsBlankOrComment(line)) continue;
+    SplitFields(line, Delimiter::kAuto, &f);
+    if (f.size() != 2) return r->Error("expected 2 columns (id label), got " + std::to_string(f.size()));
+    int64_t label;
+    FS_RETURN_IF_ERROR(ParseLabel(*r, f[1], &label));
+    const int64_t id = job->ids.Intern(f[0]);
+    if (id >= static_cast<int64_t>(job->labels.size())) {
+      job->labels.resize(static_cast<size_t>(id) + 1, -1);
+      seen.resize(static_cast<size_t>(id) + 1, 0);
+    }
+    if (seen[id]) return r->Error("duplicate label for node " + Quote(f[0]));
+    seen[id] = 1;
+    job->labels[id] = label;
+  }
+  return r->status();
+}
+
+// Text rows "id f1 f2 ..." for string ids: buffered, then written in id order.
+Status ReadStringFeatures(Job* job, const std::string& path) {
+  if (EndsWith(path, ".npy")) {
+    return InvalidArgument(path + ": with --ids string, features must be text rows whose first column is the node id");
+  }
+  FS_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
+  std::vector<std::string_view> f;
+  std::string_view line;
+  int64_t dim = -1;
+  std::vector<float> values;
+  std::vector<int64_t> row_of;  // node -> buffered row
+  int64_t rows = 0;
+  Delimiter delim = Delimiter::kAuto;
+  while (r->Next(&line)) {
+    if (IsBlankOrComment(line)) continue;
+    if (delim == Delimiter::kAuto) delim = DetectDelimiter(line);
+    SplitFields(line, delim, &f);
+    if (dim < 0) {
+      if (f.size() < 2) return r->Error("expected an id and at least 1 feature, got " + std::to_string(f.size()) + " columns");
+      dim = static_cast<int64_t>(f.size()) - 1;
+    }
+    if (static_cast<int64_t>(f.size()) != dim + 1) {
+      return r->Error("expected " + std::to_string(dim + 1) + " columns, got " + std::to_string(f.size()));
+    }
+    const int64_t id = job->ids.Intern(f[0]);
+    if (id >= static_cast<int64_t>(row_of.size())) row_of.resize(static_cast<size_t>(id) + 1, -1);
+    if (row_of[id] >= 0) return r->Error("duplicate feature row for node " + Quote(f[0]));
+    row_of[id] = rows++;
+    values.resize(static_cast<size_t>(rows * dim));
+    float* dst = values.data() + (rows - 1) * dim;
+    for (int64_t j = 0; j < dim; ++j) FS_RETURN_IF_ERROR(ParseFeature(*r, f[j + 1], j + 2, &dst[j]));
+  }
+  FS_RETURN_IF_ERROR(r->status());
+  if (dim < 0) return InvalidArgument(path + ": no feature rows");
+  const int64_t n = job->ids.size();
+  row_of.resize(static_cast<size_t>(n), -1);
+  for (int64_t v = 0; v < n; ++v) {
+    if (row_of[v] < 0) {
+      return InvalidArgument(path + ": no feature row for node " + Quote(job->ids.name(v)) + " (" +
+                             std::to_string(rows) + " rows for " + std::to_string(n) + " nodes)");
+    }
+  }
+  FS_ASSIGN_OR_RETURN(auto sink, FeatureSink::Create(job->Staging(storage::kFeaturesFile), dim, job->feature_dtype,
+                                                     job->opt->normalize_features, job->pool));
+  for (int64_t v = 0; v < n; ++v) FS_RETURN_IF_ERROR(sink->AppendRow(values.data() + row_of[v] * dim));
+  FS_RETURN_IF_ERROR(sink->Finish());
+  job->feature_dim = dim;
+  return Status::OK();
+}
+
+Status ReadTextEdges(Job* job, const std::string& path, int64_t n) {
+  FS_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
+  std::vector<std::string_view> f;
+  std::string_view line;
+  Delimiter delim = Delimiter::kAuto;
+  while (r->Next(&line)) {
+    if (IsBlankOrComment(line)) continue;
+    if (delim == Delimiter::kAuto) {
+      // Ids hold no blanks, so tabs and spaces may mix; commas (CSV) may not.
+      delim = DetectDelimiter(line) == Delimiter::kComma ? Delimiter::kComma : Delimiter::kWhitespace;
+    }
+    SplitFields(line, delim, &f);
+    if (f.size() != 2) return r->Error("expected 2 columns, got " + std::to_string(f.size()));
+    int64_t u, v;
+    if (job->string_ids) {
+      u = job->ids.Intern(f[0]);
+      v = job->ids.Intern(f[1]);
+    } else {
+      FS_RETURN_IF_ERROR(ParseIntId(*r, f[0], n, &u));
+      FS_RETURN_IF_ERROR(ParseIntId(*r, f[1], n, &v));
+    }
+    FS_RETURN_IF_ERROR(job->builder->Add(u, v));
+  }
+  return r->status();
+}
+
+template <typename T>
+Status ReadBinaryEdges(Job* job, const std::string& path, int64_t n) {
+  FS_ASSIGN_OR_RETURN(auto br, ByteReader::Open(path));
+  const size_t pair = 2 * sizeof(T);
+  const char* type = sizeof(T) == 4 ? "int32" : "int64";
+  if (br->compression() == Compression::kNone) {
+    // Fail before reading anything when the size is wrong.
+    FILE* fp = fopen(path.c_str(), "rb");
+    if (fp != nullptr) {
+      fseeko(fp, 0, SEEK_END);
+      const off_t size = ftello(fp);
+      fclose(fp);
+      if (size >= 0 && static_cast<size_t>(size) % pair != 0) {
+        return InvalidArgument(path + ": file size " + std::to_string(size) + " bytes is not a multiple of " +
+                               std::to_string(pair) + " (" + type + " src, dst pairs)");
+      }
+    }
+  }
+  std::vector<char> buf(size_t{1} << 20);  // a multiple of every pair size
+  size_t have = 0;
+  int64_t edge = 0;
+  uint64_t total = 0;
+  while (true) {
+    FS_ASSIGN_OR_RETURN(size_t got, br->Read(buf.data() + have, buf.size() - have));
+    total += got;
+    have += got;
+    const size_t whole = have / pair;
+    for (size_t k = 0; k < whole; ++k, ++edge) {
+      T e[2];
+      std::memcpy(e, buf.data() + k * pair, pair);
+      for (int j = 0; j < 2; ++j) {
+        const int64_t id = static_cast<int64_t>(e[j]);
+        if (id < 0 || (n >= 0 && id >= n)) {
+          return InvalidArgument(path + ": edge " + std::to_string(edge) + " (byte offset " +
+                                 std::to_string(static_cast<uint64_t>(edge) * pair) + "): id " + std::to_string(id) +
+                                 " out of range " + (n >= 0 ? Range(n) : "[0, 2^63)"));
+        }
+      }
+      FS_RETURN_IF_ERROR(job->builder->Add(static_cast<int64_t>(e[0]), static_cast<int64_t>(e[1])));
+    }
+    std::memmove(buf.data(), buf.data() + whole * pair, have - whole * pair);
+    have -= whole * pair;
+    if (got == 0) break;
+  }
+  if (have != 0) {
+    return InvalidArgument(path + ": data size " + std::to_string(total) + " bytes is not a multiple of " +
+                           std::to_string(pair) + " (" + type + " src, dst pairs)");
+  }
+  return Status::OK();
+}
+
+Status ReadEdges(Job* job, int64_t n) {
+  const std::string& path = job->opt->edges;
+  switch (job->opt->edge_dtype) {
+    case EdgeDType::kText: return ReadTextEdges(job, path, n);
+    case EdgeDType::kInt32: return ReadBinaryEdges<int32_t>(job, path, n);
+    case EdgeDType::kInt64: return ReadBinaryEdges<int64_t>(job, path, n);
+  }
+  return Internal("bad edge dtype");
+}
+
+}  // namespace
+
+Status ReadEdgeList(Job* job) {
+  const PreprocessOptions& o = *job->opt;
+  if (o.edges.empty()) return InvalidArgument("edgelist: --edges FILE is required");
+  if (!IsFile(o.edges)) return NotFound("edgelist: edge file " + o.edges + " does not exist");
+  nlohmann::json inputs = {{"edges", o.edges}};
+  if (!o.features.empty()) inputs["features"] = o.features;
+  if (!o.labels.empty()) inputs["labels"] = o.labels;
+  job->source["inputs"] = inputs;
+
+  if (o.ids == IdKind::kString) {
+    if (o.edge_dtype != EdgeDType::kText) {
+      return InvalidArgument("edgelist: --ids string needs text edges (--edge-dtype text)");
+    }
+    job->string_ids = true;
+    FS_RETURN_IF_ERROR(ReadEdges(job, -1));
+    if (!o.labels.empty()) FS_RETURN_IF_ERROR(ReadStringLabels(job, o.labels));
+    if (!o.features.empty()) FS_RETURN_IF_ERROR(ReadStringFeatures(job, o.features));
+    job->num_nodes = job->ids.size();
+    if (!job->labels.empty()) job->labels.resize(static_cast<size_t>(job->num_nodes), -1);
+    return Status::OK();
+  }
+
+  // Integer ids: N comes from features, else per-row labels, else the ids.
+  int64_t n = -1;
+  std::string n_from;
+  if (!o.features.empty()) {
+    StatusOr<int64_t> rows = EndsWith(o.features, ".npy") ? CopyNpyFeatures(job, o.features)
+                                                          : CopyTextFeatures(job, o.features);
+    FS_RETURN_IF_ERROR(rows.status());
+    n = *rows;
+    n_from = BaseName(o.features);
+  }
+  if (!o.labels.empty()) {
+    bool per_row = false;
+    FS_RETURN_IF_ERROR(ReadIntLabels(job, o.labels, n, &per_row));
+    if (per_row) {
+      const int64_t rows = static_cast<int64_t>(job->labels.size());
+      if (n >= 0 && rows != n) {
+        return InvalidArgument(o.labels + ": " + std::to_string(rows) + " labels, but " + n_from + " has " +
+                               std::to_string(n) + " rows");
+      }
+      n = rows;
+    }
+  }
+  FS_RETURN_IF_ERROR(ReadEdges(job, n));
+  if (n < 0) n = std::max<int64_t>(job->builder->max_id() + 1, static_cast<int64_t>(job->labels.size()));
+  job->num_nodes = n;
+  if (!job->labels.empty()) job->labels.resize(static_cast<size_t>(n), -1);
+  return Status::OK();
+}
+
+}  // namespace foresight::datasets::internal

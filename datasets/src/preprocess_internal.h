@@ -1,0 +1,117 @@
+// Shared pieces of the preprocess formats (private to foresight_datasets):
+// the state one run builds up, the feature row sink, string-id relabelling
+// and the per-format readers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "foresight/core/status.h"
+#include "foresight/core/thread_pool.h"
+#include "foresight/datasets/line_reader.h"
+#include "foresight/datasets/preprocess.h"
+#include "foresight/graph/csr_builder.h"
+#include "foresight/storage/dataset.h"
+#include "foresight/storage/npy.h"
+
+namespace foresight::datasets::internal {
+
+// Streams feature rows (f32 in) to features.npy as f32 or f16, applying the
+// row normalisation. Rows must arrive in node order.
+class FeatureSink {
+ public:
+  static StatusOr<std::unique_ptr<FeatureSink>> Create(const std::string& path, int64_t dim, DType dtype,
+                                                       FeatureNorm norm, ThreadPool* pool);
+  // Copies one row of dim() floats.
+  Status AppendRow(const float* row);
+  Status Finish();
+  int64_t rows() const { return rows_; }
+  int64_t dim() const { return dim_; }
+
+ private:
+  FeatureSink() = default;
+  Status Flush();
+  std::unique_ptr<storage::NpyWriter> writer_;
+  int64_t dim_ = 0;
+  DType dtype_ = DType::kF32;
+  FeatureNorm norm_ = FeatureNorm::kNone;
+  ThreadPool* pool_ = nullptr;
+  std::vector<float> block_;
+  std::vector<uint16_t> half_;
+  int64_t block_rows_ = 0;
+  int64_t capacity_rows_ = 0;
+  int64_t rows_ = 0;
+};
+
+// Relabels string tokens to 0..n-1 in first-appearance order.
+class StringIds {
+ public:
+  // The id of `token`, inserting it when new.
+  int64_t Intern(std::string_view token);
+  // The id of `token`, or -1.
+  int64_t Find(std::string_view token) const;
+  int64_t size() const { return static_cast<int64_t>(names_.size()); }
+  const std::string& name(int64_t id) const { return names_[static_cast<size_t>(id)]; }
+  // Writes original_ids.npy as '|S<max length>' (at least 1).
+  Status Write(const std::string& path) const;
+
+ private:
+  std::unordered_map<std::string, int64_t> map_;
+  std::vector<std::string> names_;
+};
+
+// Everything one preprocess run accumulates before the final writes.
+struct Job {
+  const PreprocessOptions* opt = nullptr;
+  storage::DatasetWriter* writer = nullptr;
+  graph::CsrBuilder* builder = nullptr;
+  ThreadPool* pool = nullptr;
+  DType feature_dtype = DType::kF32;
+
+  int64_t num_nodes = -1;  // -1 until known
+  int64_t feature_dim = -1;  // -1: no features written yet
+  std::vector<int64_t> labels;  // empty or [num_nodes]; -1 unlabelled
+  std::vector<std::string> class_names;  // when labels are named classes
+  bool string_ids = false;
+  StringIds ids;
+  bool has_given_split = false;  // ogb split folder
+  std::vector<int64_t> given_split[3];
+  int64_t dropped_missing = 0;
+  nlohmann::json source = nlohmann::json::object();
+  std::vector<std::string> warnings;
+
+  std::string Staging(const char* file) const { return writer->StagingPath(file); }
+  void Warn(const std::string& text);
+};
+
+// Format readers: fill the builder, features (features.npy), labels, ids.
+Status ReadLinqs(Job* job);
+Status ReadEdgeList(Job* job);
+Status ReadOgb(Job* job);
+
+// Streams an .npy feature matrix ([N, F], any numeric dtype) into `sink`-
+// compatible rows; rejects NaN / inf naming row and column. Returns rows.
+StatusOr<int64_t> CopyNpyFeatures(Job* job, const std::string& path);
+// Reads text feature rows (all columns, or all but the first when
+// `id_column`), calling on_row(line reader, first field, values).
+// Writes features for node-ordered rows (no id column) into features.npy.
+StatusOr<int64_t> CopyTextFeatures(Job* job, const std::string& path);
+// Writes an [N, 0] features.npy when the input had none.
+Status WriteEmptyFeatures(Job* job);
+
+// Parses one float field of `reader`'s current line; `column` is 1-based.
+Status ParseFeature(const LineReader& reader, std::string_view field, int64_t column, float* out);
+
+// The base name of a path ("a/b/cora.cites.xz" -> "cora.cites.xz").
+std::string BaseName(const std::string& path);
+bool EndsWith(const std::string& s, const std::string& suffix);
+bool IsDirectory(const std::string& path);
+bool IsFile(const std::string& path);
+
+}  // namespace foresight::datasets::internal

@@ -1,0 +1,140 @@
+// The compute ops of foresight. Each op checks its arguments, then dispatches
+// on the device of its inputs (kernels/src/<op>.cc); kernels/src/cpu/<op>.cc
+// is the fast CPU implementation and the reference for kernels/src/cuda/.
+// Outputs are caller-allocated tensors of the documented shape on the same
+// device (Tensor::EmptyOn); ops never resize them. All float math is f32.
+// Results are bitwise identical for any thread count (fixed chunking).
+#pragma once
+
+#include <cstdint>
+
+#include "foresight/core/context.h"
+#include "foresight/core/tensor.h"
+#include "foresight/kernels/csr.h"
+
+namespace foresight::kernels {
+
+// ---- dense linear algebra ----
+
+// c = alpha * op(a) @ op(b) + beta * c. f32, 2-D, row-major (any leading
+// stride for a view of rows). BLAS runs single-threaded on fixed row blocks
+// of c spread over ctx.pool.
+Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
+            float alpha, float beta, Tensor* c);
+
+// ---- rows ----
+
+// out[i, :] = src[ids[i], :]. ids i32/i64; src f32/f16/bf16 (converted to the
+// dtype of out, which is f32 or src's dtype). Errors name the first id out of
+// range.
+Status GatherRows(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* out);
+// dst[ids[i], :] += src[i, :], deterministic for repeated ids (fixed order).
+Status IndexAddRows(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* dst);
+
+// ---- graph aggregation (SpMM over a Csr) ----
+
+enum class Reduce { kSum, kMean, kMax };
+const char* ReduceName(Reduce r);
+
+// out[v, :] = reduce_{e in row v} w_e * x[indices[e], :]; w_e = edge_weight
+// when defined (kSum only: weights with kMean/kMax are an error), else 1. Empty rows give 0. x [num_src, F],
+// out [num_dst, F]. For kMax, argmax (i64 [num_dst, F], -1 for empty rows)
+// receives the winning source id; pass null otherwise.
+Status Spmm(const ExecContext& ctx, const Csr& csr, Reduce reduce, const Tensor& x, Tensor* out,
+            Tensor* argmax);
+// grad_x [num_src, F] = d out / d x applied to grad_out [num_dst, F]
+// (overwritten, not accumulated). `csr_t` is TransposeCsr(csr) with its
+// edge_perm (edge_perm may be undefined unless csr has edge weights); kMax
+// uses argmax instead and ignores csr_t and edge_perm.
+Status SpmmBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t, const Tensor& edge_perm,
+                    Reduce reduce, const Tensor& grad_out, const Tensor& argmax, Tensor* grad_x);
+
+// GCN normalisation of a block whose first num_dst sources are its
+// destinations: adds a self loop to every destination that has none, and
+// sets edge_weight = 1/sqrt(deg_in(dst) * deg_out(src)) with degrees counted
+// in the result (Kipf & Welling). For a full graph num_src == num_dst.
+// The op allocates out's tensors (same device and index dtype as csr); each
+// row keeps its input edge order, an added self loop goes last in its row,
+// and any input edge weights are replaced.
+Status GcnNormalize(const ExecContext& ctx, const Csr& csr, Csr* out);
+
+// ---- attention over edges (GAT) ----
+
+// scores[e, h] = leaky_relu(el[src(e), h] + er[dst(e), h], slope).
+// el [num_src, H], er [num_dst, H], scores [E, H].
+Status GatEdgeScores(const ExecContext& ctx, const Csr& csr, const Tensor& el, const Tensor& er,
+                     float slope, Tensor* scores);
+// Given grad_scores [E, H], accumulates into grad_el / grad_er (overwritten).
+Status GatEdgeScoresBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t,
+                             const Tensor& edge_perm, const Tensor& el, const Tensor& er, float slope,
+                             const Tensor& grad_scores, Tensor* grad_el, Tensor* grad_er);
+// Softmax over each destination's incoming edges, per head: [E, H].
+Status EdgeSoftmax(const ExecContext& ctx, const Csr& csr, const Tensor& scores, Tensor* out);
+// grad_scores = out * (grad_out - sum_row(out * grad_out)).
+Status EdgeSoftmaxBackward(const ExecContext& ctx, const Csr& csr, const Tensor& out,
+                           const Tensor& grad_out, Tensor* grad_scores);
+// out[v, h, :] = sum_e alpha[e, h] * x[src(e), h, :]; x [num_src, H, D],
+// alpha [E, H], out [num_dst, H, D].
+Status SpmmEdgeHeads(const ExecContext& ctx, const Csr& csr, const Tensor& alpha, const Tensor& x,
+                     Tensor* out);
+// Gradients of SpmmEdgeHeads w.r.t. alpha [E, H] and x [num_src, H, D]
+// (both overwritten; either may be null to skip).
+Status SpmmEdgeHeadsBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t,
+                             const Tensor& edge_perm, const Tensor& alpha, const Tensor& x,
+                             const Tensor& grad_out, Tensor* grad_alpha, Tensor* grad_x);
+
+// ---- elementwise (f32, same shapes unless stated; out may alias an input) ----
+
+Status Add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor* out);
+// out = a * alpha + b * beta
+Status Axpby(const ExecContext& ctx, float alpha, const Tensor& a, float beta, const Tensor& b, Tensor* out);
+Status Mul(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor* out);
+Status Scale(const ExecContext& ctx, const Tensor& a, float alpha, Tensor* out);
+// out[i, :] = x[i, :] + bias (bias [F]).
+Status AddBias(const ExecContext& ctx, const Tensor& x, const Tensor& bias, Tensor* out);
+// grad_bias[f] = sum_i grad[i, f] (fixed order).
+Status SumRows(const ExecContext& ctx, const Tensor& grad, Tensor* grad_bias);
+
+enum class Activation { kRelu, kElu, kLeakyRelu };
+Status Activate(const ExecContext& ctx, Activation act, float param, const Tensor& x, Tensor* out);
+// grad_x from x (the forward input) and grad_out.
+Status ActivateBackward(const ExecContext& ctx, Activation act, float param, const Tensor& x,
+                        const Tensor& grad_out, Tensor* grad_x);
+
+// Inverted dropout: keep with probability 1-p and scale by 1/(1-p). The keep
+// decision for flat element i is ctx.rng.Uniform(i, 0) >= p, so it depends
+// only on the key and the position (identical on every device). mask (u8,
+// same numel) receives the decisions for backward.
+Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Tensor* mask);
+Status DropoutBackward(const ExecContext& ctx, float p, const Tensor& mask, const Tensor& grad_out,
+                       Tensor* grad_x);
+
+// ---- losses and metrics ----
+
+// Row-wise log-softmax of logits [N, C].
+Status LogSoftmax(const ExecContext& ctx, const Tensor& logits, Tensor* out);
+Status LogSoftmaxBackward(const ExecContext& ctx, const Tensor& out, const Tensor& grad_out,
+                          Tensor* grad_logits);
+// Mean negative log-likelihood over rows whose label >= 0 (labels i32/i64
+// [N]); a label >= C is an error naming the row. *loss is a host float.
+// grad_logp (optional) receives d loss / d logp.
+Status NllLoss(const ExecContext& ctx, const Tensor& logp, const Tensor& labels, float* loss,
+               Tensor* grad_logp);
+// Counts rows with label >= 0 and argmax(scores) == label (first max wins).
+Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labels, int64_t* correct,
+                int64_t* counted);
+
+// ---- sampling ----
+
+// Uniform neighbour sampling without replacement over `graph` (a full
+// CSR-by-destination graph, indices i32/i64 global ids). For seed s with
+// degree d it draws min(fanout, d) distinct in-neighbours (all of them when
+// fanout < 0 or fanout >= d, in CSR order). Draw j of node s uses
+// key.Bits(s, j) (the caller folds seed, epoch, batch and hop into key), so
+// the result is a function of (key, s) only: same on any device or thread
+// count. Outputs: out_indptr i64 [num_seeds + 1] and out_neighbors i64
+// (allocated by the op, global ids, per seed in the order drawn).
+Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
+                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors);
+
+}  // namespace foresight::kernels

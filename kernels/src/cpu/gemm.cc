@@ -1,0 +1,83 @@
+// GEMM through OpenBLAS: BLAS is pinned to one thread and each call computes
+// one fixed tile of c, the tiles spread over ctx.pool. Tile sizes depend only
+// on (m, n, k), and every element of c is produced by exactly one BLAS call
+// over the full k, so results are identical for any thread count.
+#include <cblas.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "cpu_ops.h"
+
+namespace foresight::kernels::cpu {
+
+namespace {
+
+void PinBlasToOneThread() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+// Leading dimension as BLAS wants it (>= max(1, cols)).
+int64_t LeadingDim(const Tensor& t) {
+  const int64_t cols = std::max<int64_t>(1, t.size(1));
+  return t.size(0) > 1 ? std::max(t.stride(0), cols) : cols;
+}
+
+// Scales c by beta (k == 0 case); beta == 0 overwrites so NaNs don't survive.
+void ScaleC(const ExecContext& ctx, float beta, float* c, int64_t m, int64_t n, int64_t ldc) {
+  ctx.pool->ParallelFor(m, RowGrain(n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* row = c + r * ldc;
+      if (beta == 0.0f) {
+        std::fill(row, row + n, 0.0f);
+      } else {
+        for (int64_t j = 0; j < n; ++j) row[j] *= beta;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
+            float alpha, float beta, Tensor* c) {
+  const int64_t m = c->size(0), n = c->size(1);
+  const int64_t k = trans_a ? a.size(0) : a.size(1);
+  if (m == 0 || n == 0) return Status::OK();
+  float* cp = c->data<float>();
+  const int64_t ldc = LeadingDim(*c);
+  if (k == 0) {
+    ScaleC(ctx, beta, cp, m, n, ldc);
+    return Status::OK();
+  }
+  PinBlasToOneThread();
+  const float* ap = a.data<float>();
+  const float* bp = b.data<float>();
+  const int64_t lda = LeadingDim(a), ldb = LeadingDim(b);
+
+  // Tiles of about 2^20 multiply-adds, at least 64 rows, so per-call overhead
+  // stays small while a few hundred rows still give several tiles.
+  const int64_t tile_n = n <= 512 ? n : 256;
+  int64_t tile_m = (int64_t{1} << 20) / std::max<int64_t>(1, tile_n * k);
+  tile_m = std::clamp<int64_t>((tile_m + 15) / 16 * 16, 64, 1024);
+  const int64_t tiles_m = (m + tile_m - 1) / tile_m;
+  const int64_t tiles_n = (n + tile_n - 1) / tile_n;
+  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+
+  ctx.pool->ParallelFor(tiles_m * tiles_n, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t r0 = (t / tiles_n) * tile_m, c0 = (t % tiles_n) * tile_n;
+      const int64_t rows = std::min(tile_m, m - r0), cols = std::min(tile_n, n - c0);
+      const float* at = trans_a ? ap + r0 : ap + r0 * lda;
+      const float* bt = trans_b ? bp + c0 * ldb : bp + c0;
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(rows), static_cast<int>(cols),
+                  static_cast<int>(k), alpha, at, static_cast<int>(lda), bt, static_cast<int>(ldb), beta,
+                  cp + r0 * ldc + c0, static_cast<int>(ldc));
+    }
+  });
+  return Status::OK();
+}
+
+}  // namespace foresight::kernels::cpu

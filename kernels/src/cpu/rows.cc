@@ -1,0 +1,134 @@
+// Row gather and deterministic row scatter-add.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cpu_ops.h"
+
+namespace foresight::kernels::cpu {
+
+namespace {
+
+template <typename I>
+Status FirstOutOfRange(const char* op, const Tensor& ids, int64_t rows) {
+  const I* p = ids.data<I>();
+  for (int64_t i = 0; i < ids.size(0); ++i) {
+    const int64_t v = static_cast<int64_t>(p[i]);
+    if (v < 0 || v >= rows) {
+      return OutOfRange(std::string(op) + ": ids[" + std::to_string(i) + "] = " + std::to_string(v) +
+                        " is out of range [0, " + std::to_string(rows) + ")");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckIdRange(const char* op, const Tensor& ids, int64_t rows) {
+  return ids.dtype() == DType::kI32 ? FirstOutOfRange<int32_t>(op, ids, rows)
+                                    : FirstOutOfRange<int64_t>(op, ids, rows);
+}
+
+template <typename I, typename S, typename O, typename Convert>
+void Gather(const ExecContext& ctx, const S* src, const I* ids, int64_t n, int64_t row, O* out,
+            Convert convert) {
+  ctx.pool->ParallelFor(n, RowGrain(row), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const S* s = src + static_cast<int64_t>(ids[r]) * row;
+      O* o = out + r * row;
+      for (int64_t j = 0; j < row; ++j) o[j] = convert(s[j]);
+    }
+  });
+}
+
+template <typename I>
+void GatherTyped(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* out) {
+  const int64_t n = ids.size(0);
+  const int64_t row = n > 0 ? out->numel() / n : 0;
+  const I* pid = ids.data<I>();
+  if (out->dtype() == src.dtype()) {
+    const size_t bytes = static_cast<size_t>(row) * src.element_size();
+    const char* ps = static_cast<const char*>(src.raw_data());
+    char* po = static_cast<char*>(out->raw_data());
+    ctx.pool->ParallelFor(n, RowGrain(row), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) std::memcpy(po + r * bytes, ps + static_cast<int64_t>(pid[r]) * bytes, bytes);
+    });
+  } else if (src.dtype() == DType::kF16) {
+    Gather(ctx, src.data<Half>(), pid, n, row, out->data<float>(), [](Half h) { return HalfToFloat(h.bits); });
+  } else {  // bf16 -> f32 (the dispatcher allows nothing else)
+    Gather(ctx, src.data<BFloat16>(), pid, n, row, out->data<float>(),
+           [](BFloat16 b) { return BFloat16ToFloat(b.bits); });
+  }
+}
+
+// Positions 0..n-1 of `ids` ordered by (id, position): a stable counting sort
+// when the destination has few rows relative to n, else a comparison sort.
+// `groups` receives the start of each run of equal ids (plus n at the end).
+template <typename I>
+void GroupById(const I* ids, int64_t n, int64_t rows, std::vector<int64_t>* order,
+               std::vector<int64_t>* groups) {
+  order->resize(static_cast<size_t>(n));
+  if (rows <= 4 * n + 65536) {
+    std::vector<int64_t> start(static_cast<size_t>(rows) + 1, 0);
+    for (int64_t i = 0; i < n; ++i) ++start[static_cast<size_t>(ids[i]) + 1];
+    for (int64_t r = 0; r < rows; ++r) start[r + 1] += start[r];
+    for (int64_t i = 0; i < n; ++i) (*order)[start[static_cast<size_t>(ids[i])]++] = i;
+  } else {
+    std::vector<std::pair<int64_t, int64_t>> keyed(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) keyed[i] = {static_cast<int64_t>(ids[i]), i};
+    std::sort(keyed.begin(), keyed.end());
+    for (int64_t i = 0; i < n; ++i) (*order)[i] = keyed[i].second;
+  }
+  groups->clear();
+  for (int64_t i = 0; i < n; ++i) {
+    if (i == 0 || ids[(*order)[i]] != ids[(*order)[i - 1]]) groups->push_back(i);
+  }
+  groups->push_back(n);
+}
+
+// Each destination row adds its sources in ascending position: the same
+// order as a serial loop over ids, so the result equals it bit for bit.
+template <typename I>
+void IndexAddTyped(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* dst) {
+  const int64_t n = ids.size(0);
+  const int64_t row = n > 0 ? src.numel() / n : 0;
+  const I* pid = ids.data<I>();
+  std::vector<int64_t> order, groups;
+  GroupById(pid, n, dst->size(0), &order, &groups);
+  const float* ps = src.data<float>();
+  float* pd = dst->data<float>();
+  const int64_t num_groups = static_cast<int64_t>(groups.size()) - 1;
+  ctx.pool->ParallelFor(num_groups, RowGrain(row), [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) {
+      float* d = pd + static_cast<int64_t>(pid[order[groups[g]]]) * row;
+      for (int64_t k = groups[g]; k < groups[g + 1]; ++k) {
+        const float* s = ps + order[k] * row;
+        for (int64_t j = 0; j < row; ++j) d[j] += s[j];
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Status GatherRows(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* out) {
+  FS_RETURN_IF_ERROR(CheckIdRange("GatherRows", ids, src.size(0)));
+  if (ids.dtype() == DType::kI32) {
+    GatherTyped<int32_t>(ctx, src, ids, out);
+  } else {
+    GatherTyped<int64_t>(ctx, src, ids, out);
+  }
+  return Status::OK();
+}
+
+Status IndexAddRows(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* dst) {
+  FS_RETURN_IF_ERROR(CheckIdRange("IndexAddRows", ids, dst->size(0)));
+  if (ids.dtype() == DType::kI32) {
+    IndexAddTyped<int32_t>(ctx, src, ids, dst);
+  } else {
+    IndexAddTyped<int64_t>(ctx, src, ids, dst);
+  }
+  return Status::OK();
+}
+
+}  // namespace foresight::kernels::cpu

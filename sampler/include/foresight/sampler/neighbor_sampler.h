@@ -1,0 +1,96 @@
+// Mini-batch neighbour sampling for GNN training: from a batch of seed
+// nodes, samples `fanouts[h]` in-neighbours per node at hop h and returns
+// one block (a kernels::Csr with local ids) per layer, plus the global ids
+// of the nodes whose features the first layer reads. Every draw is keyed by
+// (seed, epoch, batch, hop, node, draw), so a batch is a pure function of
+// those and of the graph: identical for any thread count, and resumable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "foresight/core/context.h"
+#include "foresight/core/rng.h"
+#include "foresight/core/tensor.h"
+#include "foresight/kernels/csr.h"
+
+namespace foresight::sampler {
+
+namespace internal {
+class LocalIdMap;
+}  // namespace internal
+
+// The sampled computation graph of one batch, in layer order. With L layers,
+// blocks[0] consumes input_nodes (its sources) and blocks[L-1] produces the
+// seeds (its destinations). In every block the first num_dst sources are
+// its destinations, in order, and block l's destinations are block l+1's
+// sources: blocks[l].num_dst() == blocks[l+1].num_src. Block indices are i64
+// local ids, shared by all blocks: local id i is input_nodes[i] in every
+// block (a block's sources are a prefix of input_nodes). All tensors are
+// host tensors owned by the batch.
+struct SampledBatch {
+  Tensor seeds;        // i64 [B]: global ids of the batch's seed nodes
+  Tensor input_nodes;  // i64 [n_in]: global ids of blocks[0]'s sources (distinct,
+                       // starting with the seeds): the rows to gather features for
+  std::vector<kernels::Csr> blocks;
+  int64_t sampled_edges = 0;  // total edges over all blocks
+};
+
+// Samples multi-hop blocks from an in-memory CSR-by-destination graph (row v
+// lists v's in-neighbours as global ids, i32 or i64; num_src == num_dst).
+//
+// Memory: a dense global -> local id array of 4 bytes per graph node,
+// allocated on first use and reused by every batch (only the entries a
+// batch touched are reset), so relabelling costs one array access per
+// sampled edge, never a hash lookup.
+//
+// Thread safety: Sample and FullNeighborBlock mutate that scratch array, so
+// one NeighborSampler must not be used from two threads at once (use one
+// per sampling stage; they run their parallel loops on ctx.pool). Results
+// do not depend on ctx.pool's thread count.
+class NeighborSampler {
+ public:
+  // `fanouts` is listed from the seeds outward (PyG order): fanouts[0] is
+  // the number of neighbours drawn per seed; -1 takes all neighbours.
+  // Arguments are checked by Sample (which returns the error).
+  NeighborSampler(kernels::Csr graph, std::vector<int64_t> fanouts, uint64_t seed);
+  ~NeighborSampler();
+  NeighborSampler(NeighborSampler&&) noexcept;
+  NeighborSampler& operator=(NeighborSampler&&) noexcept;
+  NeighborSampler(const NeighborSampler&) = delete;
+  NeighborSampler& operator=(const NeighborSampler&) = delete;
+
+  // Samples the blocks of batch `batch` of epoch `epoch` for `seeds` (i32 or
+  // i64, 1-D, distinct, host). Hop h draws with HopKey(seed, epoch, batch, h).
+  // Errors: a seed out of range or repeated (naming its position), an
+  // invalid fanout, a graph that is not square or not on the CPU.
+  Status Sample(const ExecContext& ctx, const Tensor& seeds, int64_t epoch, int64_t batch,
+                SampledBatch* out);
+
+  // All in-neighbours of `dst_nodes` (i32/i64, distinct) as one block whose
+  // first num_dst sources are dst_nodes; `src_nodes` (i64) receives the
+  // block's sources as global ids. For layer-wise full-neighbour inference.
+  Status FullNeighborBlock(const ExecContext& ctx, const Tensor& dst_nodes, kernels::Csr* block,
+                           Tensor* src_nodes);
+
+  // RngKey::FromSeed(seed).Fold(kSampling).Fold(epoch).Fold(batch).Fold(hop).
+  static RngKey HopKey(uint64_t seed, int64_t epoch, int64_t batch, int64_t hop);
+
+  const kernels::Csr& graph() const { return graph_; }
+  const std::vector<int64_t>& fanouts() const { return fanouts_; }
+  int num_layers() const { return static_cast<int>(fanouts_.size()); }
+
+ private:
+  Status CheckGraph() const;
+  // Samples one hop from the map's first `num_dst` nodes and relabels the
+  // result into a block (the map grows by the new sources).
+  Status SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, kernels::Csr* block);
+
+  kernels::Csr graph_;
+  std::vector<int64_t> fanouts_;
+  uint64_t seed_;
+  std::unique_ptr<internal::LocalIdMap> map_;
+};
+
+}  // namespace foresight::sampler

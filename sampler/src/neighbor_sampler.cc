@@ -1,0 +1,109 @@
+#include "foresight/sampler/neighbor_sampler.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "foresight/kernels/ops.h"
+#include "local_id_map.h"
+
+namespace foresight::sampler {
+
+NeighborSampler::NeighborSampler(kernels::Csr graph, std::vector<int64_t> fanouts, uint64_t seed)
+    : graph_(std::move(graph)),
+      fanouts_(std::move(fanouts)),
+      seed_(seed),
+      map_(std::make_unique<internal::LocalIdMap>()) {}
+
+NeighborSampler::~NeighborSampler() = default;
+NeighborSampler::NeighborSampler(NeighborSampler&&) noexcept = default;
+NeighborSampler& NeighborSampler::operator=(NeighborSampler&&) noexcept = default;
+
+RngKey NeighborSampler::HopKey(uint64_t seed, int64_t epoch, int64_t batch, int64_t hop) {
+  return RngKey::FromSeed(seed)
+      .Fold(static_cast<uint64_t>(RngPurpose::kSampling))
+      .Fold(static_cast<uint64_t>(epoch))
+      .Fold(static_cast<uint64_t>(batch))
+      .Fold(static_cast<uint64_t>(hop));
+}
+
+Status NeighborSampler::CheckGraph() const {
+  if (!graph_.indptr.defined() || !graph_.indices.defined()) {
+    return InvalidArgument("NeighborSampler: the graph is empty (indptr or indices undefined)");
+  }
+  if (!graph_.device().is_cpu()) {
+    return Unimplemented("NeighborSampler: graph on " + graph_.device().ToString() +
+                         ": sampling a device-resident graph is not implemented; pass a host graph");
+  }
+  if (graph_.num_src != graph_.num_dst()) {
+    return InvalidArgument("NeighborSampler: the graph must be square (a full graph with num_src == num_dst), got " +
+                           std::to_string(graph_.num_dst()) + " rows and num_src " +
+                           std::to_string(graph_.num_src));
+  }
+  return Status::OK();
+}
+
+Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, kernels::Csr* block) {
+  const int64_t num_dst = map_->size();
+  // The frontier is a view of the map's node list; the map does not change
+  // until SampleNeighbors has returned.
+  const Tensor frontier = Tensor::FromBlob(const_cast<int64_t*>(map_->nodes().data()), {num_dst}, DType::kI64);
+  Tensor indptr, neighbors;
+  FS_RETURN_IF_ERROR(kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors));
+  // Relabel in place: the sampled global ids become the block's local ids.
+  FS_RETURN_IF_ERROR(map_->Relabel(neighbors.data<int64_t>(), neighbors.numel()));
+  block->indptr = std::move(indptr);
+  block->indices = std::move(neighbors);
+  block->num_src = map_->size();
+  block->edge_weight = Tensor();
+  return Status::OK();
+}
+
+Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int64_t epoch, int64_t batch,
+                               SampledBatch* out) {
+  if (out == nullptr) return InvalidArgument("NeighborSampler::Sample: out is null");
+  FS_RETURN_IF_ERROR(CheckGraph());
+  if (fanouts_.empty()) return InvalidArgument("NeighborSampler: fanouts is empty (need one per layer)");
+  for (size_t h = 0; h < fanouts_.size(); ++h) {
+    if (fanouts_[h] < -1) {
+      return InvalidArgument("NeighborSampler: fanouts[" + std::to_string(h) + "] = " +
+                             std::to_string(fanouts_[h]) + " (expected -1 for all neighbours, or >= 0)");
+    }
+  }
+  internal::ScopedReset reset(map_.get());
+  FS_RETURN_IF_ERROR(map_->Begin(graph_.num_dst(), seeds, "seeds"));
+  const int num_layers = static_cast<int>(fanouts_.size());
+  std::vector<kernels::Csr> blocks(num_layers);
+  int64_t edges = 0;
+  // Hop 0 draws the seeds' neighbours and yields the last block.
+  for (int h = 0; h < num_layers; ++h) {
+    kernels::Csr& block = blocks[num_layers - 1 - h];
+    FS_RETURN_IF_ERROR(SampleHop(ctx, fanouts_[h], HopKey(seed_, epoch, batch, h), &block));
+    edges += block.num_edges();
+  }
+  out->seeds = Tensor::Empty({seeds.size(0)}, DType::kI64);
+  const std::vector<int64_t>& nodes = map_->nodes();
+  std::copy(nodes.begin(), nodes.begin() + seeds.size(0), out->seeds.data<int64_t>());
+  out->input_nodes = map_->NodesTensor();
+  out->blocks = std::move(blocks);
+  out->sampled_edges = edges;
+  return Status::OK();
+}
+
+Status NeighborSampler::FullNeighborBlock(const ExecContext& ctx, const Tensor& dst_nodes, kernels::Csr* block,
+                                          Tensor* src_nodes) {
+  if (block == nullptr || src_nodes == nullptr) {
+    return InvalidArgument("NeighborSampler::FullNeighborBlock: output pointer is null");
+  }
+  FS_RETURN_IF_ERROR(CheckGraph());
+  internal::ScopedReset reset(map_.get());
+  FS_RETURN_IF_ERROR(map_->Begin(graph_.num_dst(), dst_nodes, "dst_nodes"));
+  kernels::Csr result;
+  // fanout -1 takes every neighbour in CSR order and draws nothing.
+  FS_RETURN_IF_ERROR(SampleHop(ctx, -1, RngKey{}, &result));
+  *src_nodes = map_->NodesTensor();
+  *block = std::move(result);
+  return Status::OK();
+}
+
+}  // namespace foresight::sampler

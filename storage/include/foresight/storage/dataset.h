@@ -1,0 +1,141 @@
+// The on-disk dataset: a directory holding manifest.json and .npy arrays
+// (graph in CSR by destination, features, labels, splits, original ids).
+// Dataset opens and validates one read-only (arrays are mmap'd);
+// DatasetWriter builds one in a staging directory and renames it into place,
+// so an interrupted build never leaves a directory that looks valid.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "foresight/core/status.h"
+#include "foresight/core/tensor.h"
+#include "foresight/storage/npy.h"
+
+namespace foresight::storage {
+
+inline constexpr char kManifestFile[] = "manifest.json";
+inline constexpr char kDatasetFormat[] = "foresight-dataset";
+inline constexpr int kDatasetVersion = 1;
+
+// Standard array files.
+inline constexpr char kIndptrFile[] = "indptr.npy";        // i64 [N+1]
+inline constexpr char kIndicesFile[] = "indices.npy";      // i32 (N < 2^31) or i64 [E]
+inline constexpr char kFeaturesFile[] = "features.npy";    // f32 or f16 [N, F]
+inline constexpr char kLabelsFile[] = "labels.npy";        // i32 or i64 [N], -1 unlabelled
+inline constexpr char kTrainIdsFile[] = "train_ids.npy";   // i64 [*]
+inline constexpr char kValIdsFile[] = "val_ids.npy";       // i64 [*]
+inline constexpr char kTestIdsFile[] = "test_ids.npy";     // i64 [*]
+inline constexpr char kOriginalIdsFile[] = "original_ids.npy";  // i64 [N] or |S<w> [N]
+
+// One entry of manifest "arrays".
+struct ArrayEntry {
+  std::string file;   // relative to the dataset dir
+  std::string dtype;  // "f32", "f16", "i32", "i64", "u8", or "S<w>" for byte strings
+  Shape shape;
+};
+
+enum class IdMap { kNone, kInt, kString };
+const char* IdMapName(IdMap m);  // "none", "int", "string"
+
+struct DatasetManifest {
+  std::string format = kDatasetFormat;
+  int version = kDatasetVersion;
+  std::string name;
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;
+  int64_t feature_dim = 0;
+  DType feature_dtype = DType::kF32;  // f32 or f16
+  int64_t num_classes = 0;
+  IdMap id_map = IdMap::kNone;
+  // Keyed by array name ("indptr", "indices", "features", ...).
+  std::map<std::string, ArrayEntry> arrays;
+  nlohmann::json partitions;  // null, or (later) a list of row offsets
+  nlohmann::json source = nlohmann::json::object();  // free-form provenance
+
+  nlohmann::json ToJson() const;
+};
+
+// Parses a manifest; errors name `origin` (the file path) and the field.
+Status ParseManifest(const nlohmann::json& j, const std::string& origin, DatasetManifest* out);
+// Reads and parses `path` (NotFound when absent, DataLoss when not JSON).
+StatusOr<DatasetManifest> ReadManifest(const std::string& path);
+
+// A validated, read-only dataset. Arrays are mmap'd; accessors return views
+// that keep the mapping alive. Thread-safe after Open (immutable).
+class Dataset {
+ public:
+  // Opens `dir` and validates manifest vs array headers and shapes, CSR
+  // structure (indptr monotone, 0..E; indices in [0, N)), labels in [-1, C).
+  // With validate_ids, split ids must lie in [0, N). The O(N+E) checks run
+  // over DefaultThreadPool().
+  static StatusOr<std::unique_ptr<Dataset>> Open(const std::string& dir, bool validate_ids = true);
+
+  const Tensor& indptr() const { return indptr_; }
+  const Tensor& indices() const { return indices_; }
+  const Tensor& features() const { return features_; }
+  const Tensor& labels() const { return labels_; }
+  const Tensor& train_ids() const { return train_ids_; }
+  const Tensor& val_ids() const { return val_ids_; }
+  const Tensor& test_ids() const { return test_ids_; }
+  // Undefined when the dataset has no original ids. i64 [N] for integer ids,
+  // u8 [N, w] for string ids (zero-padded, as numpy '|S<w>').
+  const Tensor& original_ids() const { return original_ids_; }
+
+  int64_t num_nodes() const { return manifest_.num_nodes; }
+  int64_t num_edges() const { return manifest_.num_edges; }
+  int64_t feature_dim() const { return manifest_.feature_dim; }
+  int64_t num_classes() const { return manifest_.num_classes; }
+  const DatasetManifest& manifest() const { return manifest_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  Dataset() = default;
+  std::string dir_;
+  DatasetManifest manifest_;
+  Tensor indptr_, indices_, features_, labels_, train_ids_, val_ids_, test_ids_, original_ids_;
+};
+
+// Builds a dataset in "<out_dir>.tmp-<pid>-<random>" and renames it to
+// out_dir on Commit. Destroyed without Commit, it removes the staging dir.
+// Not thread-safe.
+class DatasetWriter {
+ public:
+  // AlreadyExists when out_dir exists and !overwrite. With overwrite, an
+  // existing out_dir must be a foresight dataset (has a manifest.json with
+  // format "foresight-dataset"), else FailedPrecondition.
+  static StatusOr<std::unique_ptr<DatasetWriter>> Create(const std::string& out_dir, bool overwrite);
+  ~DatasetWriter();
+  DatasetWriter(const DatasetWriter&) = delete;
+  DatasetWriter& operator=(const DatasetWriter&) = delete;
+
+  // Path of `file` inside the staging dir (for tools that write it directly).
+  std::string StagingPath(const std::string& file) const;
+  const std::string& staging_dir() const { return staging_; }
+  const std::string& out_dir() const { return out_dir_; }
+  // A streaming writer for staging file `file` (caller calls Finish).
+  StatusOr<std::unique_ptr<NpyWriter>> OpenArray(const std::string& file, DType dtype, Shape inner);
+  // Writes a whole host tensor as staging file `file`.
+  Status WriteArray(const std::string& file, const Tensor& t);
+  // The manifest to fill (name, counts, feature_dim, num_classes, id_map,
+  // source). "arrays" is filled by Commit.
+  DatasetManifest& manifest() { return manifest_; }
+  // Fills manifest "arrays" from the .npy files present in staging (array
+  // name = file name without ".npy"), writes manifest.json last, fsyncs and
+  // renames staging to out_dir (replacing an old dataset when overwrite).
+  Status Commit();
+
+ private:
+  DatasetWriter(std::string out_dir, std::string staging, bool overwrite);
+  std::string out_dir_;
+  std::string staging_;
+  bool overwrite_;
+  bool committed_ = false;
+  DatasetManifest manifest_;
+};
+
+}  // namespace foresight::storage

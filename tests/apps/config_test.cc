@@ -1,0 +1,251 @@
+// Config files and flags map onto the same TrainOptions (train_settings.h).
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "testing/testing.h"
+#include "train_settings.h"
+
+namespace foresight::apps {
+namespace {
+
+// Every key's value, so two TrainOptions compare field by field.
+std::string Dump(const TrainOptions& o) {
+  std::string out;
+  for (const TrainKey& k : TrainKeys()) out += std::string(k.name) + "=" + FormatTrainValue(k, o) + "\n";
+  return out;
+}
+
+// Every key set to a value that differs from its default.
+const char* kYaml = R"(# every option, none at its default
+dataset: /data/cora
+model: gat
+epochs: 7
+batch_size: 256
+fanouts: [5, 3, -1]
+full-graph: true
+hidden: 32
+layers: 3
+heads: 4
+lr: 0.005
+weight_decay: 0.001
+dropout: 0.25
+optimizer: adamw
+patience: 9
+seed: 42
+threads: 3
+metrics: /tmp/m.jsonl
+checkpoint: /tmp/ckpt
+resume: yes
+eval-batch-size: 128
+quiet: true
+)";
+
+const char* kToml = R"(# the same options in TOML
+dataset = "/data/cora"
+model = "gat"
+epochs = 7
+batch_size = 256
+fanouts = [5, 3, -1]
+full-graph = true
+hidden = 32
+layers = 3
+heads = 4
+lr = 0.005
+weight_decay = 1e-3
+dropout = 0.25
+optimizer = "adamw"
+patience = 9
+seed = 42
+threads = 3
+metrics = "/tmp/m.jsonl"
+checkpoint = "/tmp/ckpt"
+resume = true
+eval-batch-size = 128
+quiet = true
+)";
+
+std::vector<FlagValue> kFlags = {
+    {"model", ConfigValue::Text("gat")},
+    {"epochs", ConfigValue::Text("7")},
+    {"batch-size", ConfigValue::Text("256")},
+    {"fanouts", ConfigValue::Text("5,3,-1")},
+    {"full-graph", ConfigValue::Bool(true)},
+    {"hidden", ConfigValue::Text("32")},
+    {"layers", ConfigValue::Text("3")},
+    {"heads", ConfigValue::Text("4")},
+    {"lr", ConfigValue::Text("0.005")},
+    {"weight-decay", ConfigValue::Text("1e-3")},
+    {"dropout", ConfigValue::Text("0.25")},
+    {"optimizer", ConfigValue::Text("adamw")},
+    {"patience", ConfigValue::Text("9")},
+    {"seed", ConfigValue::Text("42")},
+    {"threads", ConfigValue::Text("3")},
+    {"metrics", ConfigValue::Text("/tmp/m.jsonl")},
+    {"checkpoint", ConfigValue::Text("/tmp/ckpt")},
+    {"resume", ConfigValue::Bool(true)},
+    {"eval-batch-size", ConfigValue::Text("128")},
+    {"quiet", ConfigValue::Bool(true)},
+};
+
+TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("c.yaml"), kYaml);
+  testing::WriteFile(dir.File("c.toml"), kToml);
+  ASSERT_OK_AND_ASSIGN(TrainOptions from_yaml, ResolveTrainOptions(dir.File("c.yaml"), {}, ""));
+  ASSERT_OK_AND_ASSIGN(TrainOptions from_toml, ResolveTrainOptions(dir.File("c.toml"), {}, ""));
+  ASSERT_OK_AND_ASSIGN(TrainOptions from_flags, ResolveTrainOptions("", kFlags, "/data/cora"));
+  EXPECT_EQ(Dump(from_yaml), Dump(from_flags));
+  EXPECT_EQ(Dump(from_toml), Dump(from_flags));
+
+  // And the fields themselves, against literals (not only each other).
+  const TrainOptions& o = from_yaml;
+  EXPECT_EQ(o.dataset, "/data/cora");
+  EXPECT_EQ(o.model, "gat");
+  EXPECT_EQ(o.epochs, 7);
+  EXPECT_EQ(o.batch_size, 256);
+  EXPECT_EQ(o.fanouts, (std::vector<int64_t>{5, 3, -1}));
+  EXPECT_TRUE(o.full_graph);
+  EXPECT_EQ(o.hidden, 32);
+  EXPECT_EQ(o.layers, 3);
+  EXPECT_EQ(o.heads, 4);
+  EXPECT_FLOAT_EQ(o.lr, 0.005f);
+  EXPECT_FLOAT_EQ(o.weight_decay, 0.001f);
+  EXPECT_FLOAT_EQ(o.dropout, 0.25f);
+  EXPECT_EQ(o.optimizer, "adamw");
+  EXPECT_EQ(o.patience, 9);
+  EXPECT_EQ(o.seed, 42u);
+  EXPECT_EQ(o.threads, 3);
+  EXPECT_EQ(o.metrics_file, "/tmp/m.jsonl");
+  EXPECT_EQ(o.checkpoint_dir, "/tmp/ckpt");
+  EXPECT_TRUE(o.resume);
+  EXPECT_EQ(o.eval_batch_size, 128);
+  EXPECT_FALSE(o.progress);  // quiet
+}
+
+TEST(TrainConfig, EveryKeyIsCoveredByTheTestConfig) {
+  // A new TrainKey must be added to kYaml / kToml / kFlags above.
+  const TrainOptions defaults;
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("c.yaml"), kYaml);
+  ASSERT_OK_AND_ASSIGN(TrainOptions o, ResolveTrainOptions(dir.File("c.yaml"), {}, ""));
+  for (const TrainKey& k : TrainKeys()) {
+    EXPECT_NE(FormatTrainValue(k, o), FormatTrainValue(k, defaults)) << k.name;
+  }
+  EXPECT_EQ(kFlags.size() + 1, TrainKeys().size());  // + the positional dataset
+}
+
+TEST(TrainConfig, ExplicitFlagsOverrideTheFile) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("c.yml"), "epochs: 7\nmodel: gat\nfull_graph: true\n");
+  ASSERT_OK_AND_ASSIGN(
+      TrainOptions o,
+      ResolveTrainOptions(dir.File("c.yml"),
+                          {{"epochs", ConfigValue::Text("3")}, {"full-graph", ConfigValue::Bool(false)}},
+                          "ds"));
+  EXPECT_EQ(o.epochs, 3);
+  EXPECT_EQ(o.model, "gat");  // from the file
+  EXPECT_FALSE(o.full_graph);
+  EXPECT_EQ(o.dataset, "ds");
+  EXPECT_EQ(o.hidden, TrainOptions().hidden);  // untouched default
+}
+
+TEST(TrainConfig, FanoutsAsScalarString) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("c.yaml"), "fanouts: 25,10\n");
+  ASSERT_OK_AND_ASSIGN(TrainOptions o, ResolveTrainOptions(dir.File("c.yaml"), {}, ""));
+  EXPECT_EQ(o.fanouts, (std::vector<int64_t>{25, 10}));
+  testing::WriteFile(dir.File("d.toml"), "fanouts = 5\n");
+  ASSERT_OK_AND_ASSIGN(TrainOptions p, ResolveTrainOptions(dir.File("d.toml"), {}, ""));
+  EXPECT_EQ(p.fanouts, (std::vector<int64_t>{5}));
+}
+
+TEST(TrainConfig, UnknownKeyNamesFileAndKey) {
+  testing::TempDir dir;
+  const std::string yaml = dir.File("bad.yaml");
+  testing::WriteFile(yaml, "epochs: 3\nlearning_rate: 0.1\n");
+  EXPECT_ERROR_CONTAINS(ResolveTrainOptions(yaml, {}, ""), yaml, "unknown key 'learning-rate'",
+                        "known keys: dataset, model");
+  const std::string toml = dir.File("bad.toml");
+  testing::WriteFile(toml, "epochs = 3\nepoch = 4\n");
+  EXPECT_ERROR_CONTAINS(ResolveTrainOptions(toml, {}, ""), toml, "unknown key 'epoch'");
+}
+
+TEST(TrainConfig, WrongTypesNameKeyAndExpectedType) {
+  testing::TempDir dir;
+  struct Case {
+    const char* file;
+    const char* text;
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {"a.yaml", "epochs: ten\n", {"key 'epochs'", "expected an integer", "'ten'"}},
+      {"b.yaml", "epochs: \"10\"\n", {"key 'epochs'", "expected an integer", "the string \"10\""}},
+      {"c.yaml", "lr: fast\n", {"key 'lr'", "expected a number"}},
+      {"d.yaml", "full_graph: maybe\n", {"key 'full-graph'", "expected true or false"}},
+      {"e.yaml", "fanouts: [15, x]\n", {"key 'fanouts'", "list of integers", "'x'"}},
+      {"f.yaml", "seed: -1\n", {"key 'seed'", "non-negative integer"}},
+      {"g.yaml", "model: gpt\n", {"key 'model'", "expected one of sage|gcn|gat", "'gpt'"}},
+      {"h.yaml", "hidden:\n", {"key 'hidden'", "expected an integer", "an empty value"}},
+      {"i.yaml", "hidden:\n  a: 1\n", {"key 'hidden'", "a table"}},
+      {"j.yaml", "epochs: 1.5\n", {"key 'epochs'", "expected an integer"}},
+      {"a.toml", "epochs = \"10\"\n", {"key 'epochs'", "expected an integer"}},
+      {"b.toml", "lr = true\n", {"key 'lr'", "expected a number", "true"}},
+      {"c.toml", "model = 3\n", {"key 'model'", "expected a string", "3"}},
+      {"d.toml", "full_graph = 1\n", {"key 'full-graph'", "expected true or false"}},
+      {"e.toml", "epochs = 99999999999\n", {"key 'epochs'", "out of range"}},
+      {"f.toml", "[train]\nepochs = 3\n", {"key 'train'"}},
+      {"g.toml", "fanouts = [1.5]\n", {"key 'fanouts'", "list of integers"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const std::string path = dir.File(c.file);
+    testing::WriteFile(path, c.text);
+    const Status s = ResolveTrainOptions(path, {}, "").status();
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+    for (const std::string& part : c.parts) {
+      EXPECT_NE(s.message().find(part), std::string::npos) << s.message() << " lacks " << part;
+    }
+  }
+}
+
+TEST(TrainConfig, FlagErrorsNameTheFlag) {
+  EXPECT_ERROR_CONTAINS(ResolveTrainOptions("", {{"epochs", ConfigValue::Text("ten")}}, ""),
+                        "--epochs: expected an integer, got 'ten'");
+  EXPECT_ERROR_CONTAINS(ResolveTrainOptions("", {{"fanouts", ConfigValue::Text("15,,10")}}, ""),
+                        "--fanouts: expected a list of integers");
+  EXPECT_ERROR_CONTAINS(ResolveTrainOptions("", {{"optimizer", ConfigValue::Text("lion")}}, ""),
+                        "--optimizer: expected one of adam|adamw|sgd, got 'lion'");
+}
+
+TEST(ConfigFile, SyntaxErrorsAndFiles) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("s.yaml"), "epochs: 3\nmodel: [gcn\n");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("s.yaml")), dir.File("s.yaml") + ":", "YAML syntax error");
+  testing::WriteFile(dir.File("s.toml"), "epochs = 3\nmodel = \n");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("s.toml")), dir.File("s.toml"), "TOML syntax error");
+  testing::WriteFile(dir.File("list.yaml"), "- epochs\n- 3\n");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("list.yaml")), "expected a mapping");
+  testing::WriteFile(dir.File("c.json"), "{}");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("c.json")), "c.json", ".yaml, .yml or .toml");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("absent.yaml")), "absent.yaml");
+  testing::WriteFile(dir.File("dup.yaml"), "batch_size: 3\nbatch-size: 4\n");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("dup.yaml")), "key 'batch-size' is given twice");
+  testing::WriteFile(dir.File("empty.yaml"), "# nothing\n");
+  ASSERT_OK_AND_ASSIGN(ConfigFile empty, ReadConfigFile(dir.File("empty.yaml")));
+  EXPECT_TRUE(empty.entries.empty());
+}
+
+TEST(ConfigFile, TomlKeepsFileOrder) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("o.toml"), "zeta = 1\nalpha = 2\nmid = 3\n");
+  ASSERT_OK_AND_ASSIGN(ConfigFile f, ReadConfigFile(dir.File("o.toml")));
+  ASSERT_EQ(f.entries.size(), 3u);
+  EXPECT_EQ(f.entries[0].key, "zeta");
+  EXPECT_EQ(f.entries[1].key, "alpha");
+  EXPECT_EQ(f.entries[2].key, "mid");
+}
+
+}  // namespace
+}  // namespace foresight::apps

@@ -1,0 +1,237 @@
+// kernels::SampleNeighbors: subset / distinctness / count, fanout -1 and
+// fanout >= degree (all neighbours in CSR order), thread-count and
+// seed-position independence, uniformity of inclusion, and the errors.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "foresight/core/context.h"
+#include "foresight/core/thread_pool.h"
+#include "foresight/kernels/ops.h"
+#include "testing/testing.h"
+
+namespace foresight::kernels {
+namespace {
+
+Tensor I64(const std::vector<int64_t>& v) {
+  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI64);
+  std::copy(v.begin(), v.end(), t.data<int64_t>());
+  return t;
+}
+
+Tensor ToDType(const std::vector<int64_t>& v, DType dtype) {
+  if (dtype == DType::kI64) return I64(v);
+  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI32);
+  for (size_t i = 0; i < v.size(); ++i) t.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+  return t;
+}
+
+std::vector<int64_t> Vec(const Tensor& t) {
+  const int64_t* p = t.data<int64_t>();
+  return std::vector<int64_t>(p, p + t.numel());
+}
+
+// A random graph with degrees 0..max_deg (some rows with repeated sources,
+// as multigraphs have), as adjacency lists and as a Csr.
+struct TestGraph {
+  std::vector<std::vector<int64_t>> adj;
+  Csr csr;
+};
+
+TestGraph RandomGraph(int64_t n, int64_t max_deg, uint64_t seed, DType idx) {
+  std::mt19937_64 rng(seed);
+  TestGraph g;
+  g.adj.resize(n);
+  std::vector<int64_t> indptr{0}, indices;
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t d = static_cast<int64_t>(rng() % static_cast<uint64_t>(max_deg + 1));
+    for (int64_t j = 0; j < d; ++j) g.adj[v].push_back(static_cast<int64_t>(rng() % n));
+    indices.insert(indices.end(), g.adj[v].begin(), g.adj[v].end());
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  g.csr.indptr = I64(indptr);
+  g.csr.indices = ToDType(indices, idx);
+  g.csr.num_src = n;
+  return g;
+}
+
+class SampleNeighborsTest : public ::testing::TestWithParam<DType> {};
+
+// Checks one sample against the graph: each seed's draws are distinct edge
+// positions of its row (as a multiset, a sub-multiset of the row), with
+// count min(fanout, deg), and the whole row in CSR order when fanout < 0
+// or fanout >= deg.
+void CheckSample(const TestGraph& g, const std::vector<int64_t>& seeds, int64_t fanout,
+                 const Tensor& indptr, const Tensor& nbrs) {
+  ASSERT_EQ(indptr.dtype(), DType::kI64);
+  ASSERT_EQ(nbrs.dtype(), DType::kI64);
+  ASSERT_EQ(indptr.numel(), static_cast<int64_t>(seeds.size()) + 1);
+  const std::vector<int64_t> ptr = Vec(indptr), nb = Vec(nbrs);
+  ASSERT_EQ(ptr[0], 0);
+  ASSERT_EQ(ptr.back(), static_cast<int64_t>(nb.size()));
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    const std::vector<int64_t>& row = g.adj[seeds[i]];
+    const int64_t d = static_cast<int64_t>(row.size());
+    const int64_t want = (fanout < 0 || fanout >= d) ? d : fanout;
+    ASSERT_EQ(ptr[i + 1] - ptr[i], want) << "seed position " << i;
+    std::vector<int64_t> got(nb.begin() + ptr[i], nb.begin() + ptr[i + 1]);
+    if (want == d) {
+      EXPECT_EQ(got, row) << "seed position " << i;
+      continue;
+    }
+    std::map<int64_t, int64_t> avail;
+    for (int64_t v : row) ++avail[v];
+    for (int64_t v : got) {
+      ASSERT_GT(avail[v]--, 0) << "seed " << seeds[i] << " drew " << v
+                               << " more often than it is an in-neighbour";
+    }
+  }
+}
+
+TEST_P(SampleNeighborsTest, SubsetDistinctAndCount) {
+  const TestGraph g = RandomGraph(300, 40, 7, GetParam());
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 300; v += 2) seeds.push_back(v);
+  seeds.push_back(4);  // a repeated seed is allowed and draws the same sample
+  ExecContext ctx = CpuContext(1);
+  for (int64_t fanout : {-1, 0, 1, 3, 10, 25, 40, 1000}) {
+    Tensor ptr, nb;
+    ASSERT_OK(SampleNeighbors(ctx, g.csr, ToDType(seeds, GetParam()), fanout, RngKey::FromSeed(3), &ptr, &nb));
+    CheckSample(g, seeds, fanout, ptr, nb);
+    const std::vector<int64_t> p = Vec(ptr), n = Vec(nb);
+    const size_t last = seeds.size() - 1;
+    EXPECT_TRUE(std::equal(n.begin() + p[2], n.begin() + p[3], n.begin() + p[last]))
+        << "seed 4 at positions 2 and " << last << " differ";
+  }
+}
+
+TEST_P(SampleNeighborsTest, DistinctPositionsWithLargeFanout) {
+  // One row of 500 distinct sources, fanout 200: exercises the taken-set
+  // with many collisions; the draws must be 200 distinct neighbours.
+  std::vector<int64_t> row(500);
+  for (int64_t j = 0; j < 500; ++j) row[j] = (j * 7919) % 500;
+  Csr csr;
+  csr.indptr = I64({0, 500});
+  csr.indices = ToDType(row, GetParam());
+  csr.num_src = 500;
+  ExecContext ctx = CpuContext(1);
+  for (uint64_t k = 0; k < 20; ++k) {
+    Tensor ptr, nb;
+    ASSERT_OK(SampleNeighbors(ctx, csr, I64({0}), 200, RngKey::FromSeed(k), &ptr, &nb));
+    std::vector<int64_t> got = Vec(nb);
+    ASSERT_EQ(got.size(), 200u);
+    std::set<int64_t> uniq(got.begin(), got.end());
+    EXPECT_EQ(uniq.size(), 200u);
+    for (int64_t v : got) EXPECT_TRUE(v >= 0 && v < 500);
+  }
+}
+
+TEST_P(SampleNeighborsTest, SameResultForAnyThreadCountAndSeedPosition) {
+  const TestGraph g = RandomGraph(5000, 30, 11, GetParam());
+  std::vector<int64_t> seeds(3000);
+  std::mt19937_64 rng(5);
+  for (auto& s : seeds) s = static_cast<int64_t>(rng() % 5000);
+  ThreadPool one(1), two(2), three(3);
+  const RngKey key = RngKey::FromSeed(42).Fold(7);
+  Tensor p1, n1, p2, n2, p3, n3;
+  ASSERT_OK(SampleNeighbors(CpuContext(0, &one), g.csr, I64(seeds), 5, key, &p1, &n1));
+  ASSERT_OK(SampleNeighbors(CpuContext(0, &two), g.csr, I64(seeds), 5, key, &p2, &n2));
+  ASSERT_OK(SampleNeighbors(CpuContext(0, &three), g.csr, I64(seeds), 5, key, &p3, &n3));
+  EXPECT_EQ(Vec(p1), Vec(p2));
+  EXPECT_EQ(Vec(n1), Vec(n2));
+  EXPECT_EQ(Vec(p1), Vec(p3));
+  EXPECT_EQ(Vec(n1), Vec(n3));
+  CheckSample(g, seeds, 5, p1, n1);
+
+  // A node's sample depends on (key, node) only, not on where it sits.
+  std::vector<int64_t> reversed(seeds.rbegin(), seeds.rend());
+  Tensor pr, nr;
+  ASSERT_OK(SampleNeighbors(CpuContext(0, &two), g.csr, I64(reversed), 5, key, &pr, &nr));
+  const std::vector<int64_t> a = Vec(p1), an = Vec(n1), b = Vec(pr), bn = Vec(nr);
+  const size_t n = seeds.size();
+  for (size_t i = 0; i < n; ++i) {
+    const size_t r = n - 1 - i;
+    ASSERT_TRUE(std::equal(an.begin() + a[i], an.begin() + a[i + 1], bn.begin() + b[r], bn.begin() + b[r + 1]))
+        << "seed " << seeds[i];
+  }
+
+  // A different key gives a different sample.
+  Tensor pk, nk;
+  ASSERT_OK(SampleNeighbors(CpuContext(0, &one), g.csr, I64(seeds), 5, key.Fold(1), &pk, &nk));
+  EXPECT_NE(Vec(n1), Vec(nk));
+}
+
+TEST_P(SampleNeighborsTest, UniformInclusion) {
+  // Node 0 has in-neighbours 1..10; with fanout 3 each is included with
+  // probability 3/10. Over 20000 keys the count per neighbour is binomial
+  // (sd ~ 65): a 6-sd band, plus a chi-square bound over the 10 counts.
+  std::vector<int64_t> indptr{0, 10};
+  for (int v = 1; v < 11; ++v) indptr.push_back(10);  // nodes 1..10: no in-edges
+  Csr csr;
+  csr.indptr = I64(indptr);
+  csr.indices = ToDType({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, GetParam());
+  csr.num_src = 11;
+  ExecContext ctx = CpuContext(1);
+  const int kTrials = 20000;
+  std::vector<int64_t> count(11, 0);
+  // Runs of three consecutive neighbours catch a sampler that picks sets
+  // non-uniformly while keeping the marginals (e.g. a random window).
+  int64_t runs_seen = 0;
+  for (int t = 0; t < kTrials; ++t) {
+    Tensor ptr, nb;
+    ASSERT_OK(SampleNeighbors(ctx, csr, I64({0}), 3, RngKey::FromSeed(1000 + t).Fold(2), &ptr, &nb));
+    std::vector<int64_t> got = Vec(nb);
+    ASSERT_EQ(got.size(), 3u);
+    for (int64_t v : got) ++count[v];
+    std::sort(got.begin(), got.end());
+    if (got[1] == got[0] + 1 && got[2] == got[1] + 1) ++runs_seen;
+  }
+  const double expected = kTrials * 0.3;
+  const double sd = std::sqrt(kTrials * 0.3 * 0.7);
+  double chi2 = 0;
+  for (int v = 1; v <= 10; ++v) {
+    EXPECT_NEAR(static_cast<double>(count[v]), expected, 6 * sd) << "neighbour " << v;
+    chi2 += (count[v] - expected) * (count[v] - expected) / expected;
+  }
+  // 9 degrees of freedom: P(chi2 > 40) < 1e-5.
+  EXPECT_LT(chi2, 40.0);
+  // P(three consecutive of 10 in a 3-subset) = 8 / C(10,3) = 1/15.
+  const double runs = kTrials / 15.0;
+  EXPECT_NEAR(static_cast<double>(runs_seen), runs, 6 * std::sqrt(runs));
+}
+
+TEST_P(SampleNeighborsTest, EmptySeeds) {
+  const TestGraph g = RandomGraph(10, 3, 1, GetParam());
+  Tensor ptr, nb;
+  ASSERT_OK(SampleNeighbors(CpuContext(1), g.csr, I64({}), 2, RngKey::FromSeed(1), &ptr, &nb));
+  EXPECT_EQ(Vec(ptr), std::vector<int64_t>{0});
+  EXPECT_EQ(nb.numel(), 0);
+}
+
+TEST_P(SampleNeighborsTest, Errors) {
+  const TestGraph g = RandomGraph(10, 3, 1, GetParam());
+  ExecContext ctx = CpuContext(1);
+  Tensor ptr, nb;
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({1, 2, 10}), 2, RngKey{}, &ptr, &nb),
+                        "seeds[2] = 10", "out of range [0, 10)");
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({-3}), 2, RngKey{}, &ptr, &nb), "seeds[0] = -3");
+  Tensor f32 = Tensor::Zeros({2}, DType::kF32);
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, f32, 2, RngKey{}, &ptr, &nb), "seeds",
+                        "expected dtype i32 or i64, got f32");
+  Csr bad = g.csr;
+  bad.indices = Tensor::Zeros({g.csr.num_edges()}, DType::kF32);
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, bad, I64({0}), 2, RngKey{}, &ptr, &nb), "graph.indices",
+                        "i32 or i64");
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({0}), 2, RngKey{}, nullptr, &nb), "null");
+}
+
+INSTANTIATE_TEST_SUITE_P(IndexTypes, SampleNeighborsTest, ::testing::Values(DType::kI32, DType::kI64),
+                         [](const ::testing::TestParamInfo<DType>& info) {
+                           return std::string(DTypeName(info.param));
+                         });
+
+}  // namespace
+}  // namespace foresight::kernels

@@ -1,0 +1,46 @@
+#include "trainer_test_util.h"
+
+#include <sstream>
+
+#include "testing/testing.h"
+
+namespace foresight::testing {
+
+std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(ReadFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line);
+    for (auto it = j.begin(); it != j.end();) {
+      const std::string& key = it.key();
+      const bool timing = key.size() > 8 && (key.compare(key.size() - 8, 8, "_seconds") == 0 ||
+                                             key.find("_per_second") != std::string::npos);
+      it = timing ? j.erase(it) : std::next(it);
+    }
+    lines.push_back(j);
+  }
+  return lines;
+}
+
+trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string& model, bool full_graph) {
+  trainer::TrainOptions o;
+  o.dataset = dataset;
+  o.model = model;
+  o.full_graph = full_graph;
+  o.epochs = 5;
+  o.batch_size = 32;
+  o.fanouts = {5, 3};
+  o.hidden = 16;
+  o.heads = 2;
+  o.lr = 0.02f;
+  o.dropout = 0.3f;
+  o.eval_batch_size = 50;
+  o.threads = 1;
+  o.progress = false;
+  o.seed = 7;
+  return o;
+}
+
+}  // namespace foresight::testing

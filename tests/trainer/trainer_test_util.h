@@ -1,0 +1,20 @@
+// Helpers shared by the trainer tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "foresight/trainer/train_options.h"
+
+namespace foresight::testing {
+
+// The metrics file's lines as JSON, with the timing keys removed (what must
+// be identical between runs).
+std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path);
+
+// Small, fast options on a synthetic dataset.
+trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string& model, bool full_graph);
+
+}  // namespace foresight::testing

@@ -1,0 +1,54 @@
+// Using a trained model: accuracies of a checkpoint on a dataset's splits,
+// and export of node embeddings and predictions as .npy files. Both rebuild
+// the model from the checkpoint's stored configuration and run layer-wise
+// full-neighbour inference (no dropout).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "foresight/core/status.h"
+
+namespace foresight::trainer {
+
+struct InferenceOptions {
+  // Dataset directory; node count and feature width must match the
+  // checkpoint's model. Required.
+  std::string dataset;
+  // A directory written by Train with a checkpoint_dir. Required.
+  std::string checkpoint_dir;
+  // Use the parameters of the best epoch (the one whose test accuracy Train
+  // reported); false uses the last completed epoch. Default: true
+  bool use_best = true;
+  // CPU threads; 0 = online CPUs. Default: 0
+  int threads = 0;
+  // Destination nodes per chunk in layer-wise inference. Default: 4096
+  int64_t eval_batch_size = 4096;
+  // Export only: also write logits.npy (f32 [N, C]). Default: false
+  bool write_logits = false;
+  // Export only: also write probabilities.npy (softmax, f32 [N, C]).
+  // Default: false
+  bool write_probabilities = false;
+
+  Status Validate() const;
+};
+
+struct EvaluationResult {
+  int epoch = 0;  // the checkpoint's epoch that was evaluated
+  double train_acc = 0, val_acc = 0, test_acc = 0;
+  int64_t train_count = 0, val_count = 0, test_count = 0;  // labelled ids scored
+};
+
+// Accuracy of the checkpoint on the train, validation and test ids.
+Status Evaluate(const InferenceOptions& options, EvaluationResult* out);
+
+// Writes into output_dir (created if absent; files replaced atomically):
+// embeddings.npy   f32 [N, D]: the input of the output layer (the last hidden
+//                  layer's representation; the features for a 1-layer model),
+// predictions.npy  i64 [N]: argmax of the logits (first max wins),
+// logits.npy / probabilities.npy when asked, and
+// original_ids.npy when the dataset has one, so row i maps back to the
+// original id of node i.
+Status Export(const InferenceOptions& options, const std::string& output_dir);
+
+}  // namespace foresight::trainer

@@ -1,0 +1,114 @@
+// The node-classification GNNs: GraphSAGE (mean), GCN and GAT, built from
+// autograd layers. Each model is a stack of message-passing layers; a layer
+// applies dropout to its input, its convolution, and a non-linearity (ReLU,
+// ELU for GAT) unless it is the last. Models run either over sampled blocks
+// (mini-batch), the full graph as one block per layer, or one layer at a time
+// (layer-wise inference).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "foresight/autograd/graph_block.h"
+#include "foresight/autograd/layers.h"
+#include "foresight/autograd/module.h"
+#include "foresight/autograd/tape.h"
+#include "foresight/core/status.h"
+
+namespace foresight::trainer {
+
+// What a model's shape and initialisation depend on (checkpoints store it).
+struct ModelConfig {
+  std::string kind = "sage";  // sage | gcn | gat. Default: sage
+  int64_t in_features = 0;    // input feature width. Required
+  int64_t num_classes = 0;    // output width. Required
+  int64_t hidden = 64;        // per head for gat. Default: 64
+  int layers = 2;             // Default: 2
+  int heads = 8;              // gat hidden layers. Default: 8
+  float dropout = 0.5f;       // layer inputs (and gat attention). Default: 0.5
+  uint64_t seed = 0;          // parameter init. Default: 0
+
+  Status Validate() const;
+};
+
+// Base of the models: a stack of `num_layers()` layers. Not thread-safe.
+class GnnModel : public autograd::Module {
+ public:
+  explicit GnnModel(const ModelConfig& config) : config_(config) {}
+  const ModelConfig& config() const { return config_; }
+  int num_layers() const { return config_.layers; }
+  // Width of layer `layer`'s output (hidden * heads for gat hidden layers,
+  // num_classes for the last).
+  virtual int64_t LayerOutputDim(int layer) const = 0;
+  // Input width of layer `layer`.
+  int64_t LayerInputDim(int layer) const {
+    return layer == 0 ? config_.in_features : LayerOutputDim(layer - 1);
+  }
+  // True when a layer's output row depends on more than the row's own
+  // in-edges (gcn: the normalisation uses each source's out-degree), so
+  // layer-wise inference must see the whole graph per layer.
+  virtual bool NeedsWholeGraphPerLayer() const { return false; }
+
+  // Layer `layer` on `block`: x has block.num_src() rows (the destinations
+  // first), the result block.num_dst() rows. Dropout applies when
+  // tape.training().
+  virtual StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer,
+                                               autograd::GraphBlock& block,
+                                               const autograd::Var& x) = 0;
+
+  // All layers: blocks[0] consumes x (its num_src rows), blocks.back()
+  // produces the logits. A full graph passes the same block for every layer.
+  StatusOr<autograd::Var> Forward(autograd::Tape& tape, std::vector<autograd::GraphBlock*>& blocks,
+                                  const autograd::Var& x);
+
+ protected:
+  // The init stream of layer `layer`: FromSeed(seed).Fold(kInit).Fold(layer).
+  RngKey LayerInitKey(int layer) const;
+
+  ModelConfig config_;
+};
+
+// GraphSAGE (Hamilton et al.) with mean aggregation and ReLU.
+class GraphSage : public GnnModel {
+ public:
+  explicit GraphSage(const ModelConfig& config);
+  int64_t LayerOutputDim(int layer) const override;
+  StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
+                                       const autograd::Var& x) override;
+
+ private:
+  std::vector<autograd::SAGEConv*> convs_;
+};
+
+// GCN (Kipf & Welling) with ReLU.
+class Gcn : public GnnModel {
+ public:
+  explicit Gcn(const ModelConfig& config);
+  int64_t LayerOutputDim(int layer) const override;
+  bool NeedsWholeGraphPerLayer() const override { return true; }
+  StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
+                                       const autograd::Var& x) override;
+
+ private:
+  std::vector<autograd::GCNConv*> convs_;
+};
+
+// GAT (Velickovic et al.): hidden layers concatenate `heads` heads, the output
+// layer has one head; ELU between layers; attention dropout = dropout.
+class Gat : public GnnModel {
+ public:
+  explicit Gat(const ModelConfig& config);
+  int64_t LayerOutputDim(int layer) const override;
+  StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
+                                       const autograd::Var& x) override;
+
+ private:
+  std::vector<autograd::GATConv*> convs_;
+};
+
+// Validates `config` and builds the model it names.
+StatusOr<std::unique_ptr<GnnModel>> CreateModel(const ModelConfig& config);
+
+}  // namespace foresight::trainer

@@ -1,0 +1,153 @@
+#include "foresight/trainer/inference.h"
+
+#include <cmath>
+#include <memory>
+
+#include "checkpoint.h"
+#include "file_ops.h"
+#include "foresight/core/thread_pool.h"
+#include "foresight/kernels/ops.h"
+#include "foresight/sampler/neighbor_sampler.h"
+#include "foresight/storage/npy.h"
+#include "layerwise_inference.h"
+#include "node_data.h"
+
+namespace foresight::trainer {
+
+namespace {
+
+// A checkpoint's model, loaded and ready for inference on a dataset.
+struct Loaded {
+  internal::NodeData data;
+  internal::CheckpointState state;
+  std::unique_ptr<GnnModel> model;
+  bool full_graph = false;  // trained on the full graph: infer the same way
+};
+
+Status Load(const InferenceOptions& o, Loaded* out) {
+  FS_RETURN_IF_ERROR(o.Validate());
+  FS_RETURN_IF_ERROR(internal::OpenNodeData(o.dataset, &out->data));
+  FS_ASSIGN_OR_RETURN(out->state, internal::ReadCheckpointState(o.checkpoint_dir));
+  const storage::Dataset& d = *out->data.dataset;
+  const ModelConfig& c = out->state.model;
+  if (out->state.num_nodes != d.num_nodes() || c.in_features != d.feature_dim() ||
+      c.num_classes != d.num_classes()) {
+    return FailedPrecondition("the checkpoint in " + o.checkpoint_dir + " is for " +
+                              std::to_string(out->state.num_nodes) + " nodes, " +
+                              std::to_string(c.in_features) + " features and " +
+                              std::to_string(c.num_classes) + " classes, but " + o.dataset + " has " +
+                              std::to_string(d.num_nodes()) + ", " + std::to_string(d.feature_dim()) +
+                              " and " + std::to_string(d.num_classes()));
+  }
+  FS_ASSIGN_OR_RETURN(out->model, CreateModel(c));
+  const std::string& sub = o.use_best ? out->state.best_dir : out->state.last_dir;
+  FS_RETURN_IF_ERROR(internal::LoadParameters(o.checkpoint_dir, sub, out->model.get()));
+  out->full_graph = out->state.options.value("full_graph", false);
+  return Status::OK();
+}
+
+Status Infer(const ExecContext& ctx, Loaded& l, int64_t chunk, const std::vector<Tensor>& output_groups,
+             bool want_embeddings, internal::LayerwiseOutputs* out) {
+  autograd::GraphBlock whole_graph(l.data.graph);
+  sampler::NeighborSampler full_neighbors(l.data.graph, std::vector<int64_t>(l.model->num_layers(), -1), 0);
+  return internal::LayerwiseInference(ctx, *l.model, full_neighbors, whole_graph, l.data.dataset->features(),
+                                      chunk, output_groups, want_embeddings, l.full_graph, out);
+}
+
+Status Score(const ExecContext& ctx, const Tensor& logits, const Tensor& labels, double* acc, int64_t* counted) {
+  int64_t correct = 0;
+  FS_RETURN_IF_ERROR(kernels::Accuracy(ctx, logits, labels, &correct, counted));
+  *acc = *counted == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(*counted);
+  return Status::OK();
+}
+
+// i64 [N]: argmax of each row (first max wins).
+Tensor ArgmaxRows(const ExecContext& ctx, const Tensor& scores) {
+  const int64_t n = scores.size(0), c = scores.size(1);
+  Tensor out = Tensor::Empty({n}, DType::kI64);
+  const float* s = scores.data<float>();
+  int64_t* o = out.data<int64_t>();
+  ctx.pool->ParallelFor(n, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* row = s + i * c;
+      int64_t best = 0;
+      for (int64_t k = 1; k < c; ++k) {
+        if (row[k] > row[best]) best = k;
+      }
+      o[i] = best;
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+Status InferenceOptions::Validate() const {
+  if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
+  if (checkpoint_dir.empty()) return InvalidArgument("checkpoint: no checkpoint directory given");
+  if (threads < 0) return InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  if (eval_batch_size < 1) {
+    return InvalidArgument("eval_batch_size: must be >= 1, got " + std::to_string(eval_batch_size));
+  }
+  return Status::OK();
+}
+
+Status Evaluate(const InferenceOptions& options, EvaluationResult* out) {
+  Loaded l;
+  FS_RETURN_IF_ERROR(Load(options, &l));
+  ThreadPool pool(options.threads);
+  const ExecContext ctx = CpuContext(0, &pool);
+  const storage::Dataset& d = *l.data.dataset;
+  // Validation and test ids form one group, as in Train's evaluation, so the
+  // numbers repeat Train's bit for bit; the training ids are a group of
+  // their own.
+  const Tensor eval_ids = internal::ConcatIds(d.val_ids(), d.test_ids());
+  FS_ASSIGN_OR_RETURN(Tensor eval_labels, internal::GatherLabels(d.labels(), eval_ids));
+  FS_ASSIGN_OR_RETURN(Tensor train_labels, internal::GatherLabels(d.labels(), d.train_ids()));
+  internal::LayerwiseOutputs outputs;
+  FS_RETURN_IF_ERROR(Infer(ctx, l, options.eval_batch_size, {eval_ids, d.train_ids()},
+                           /*want_embeddings=*/false, &outputs));
+
+  *out = EvaluationResult();
+  out->epoch = options.use_best ? l.state.best_epoch : l.state.epoch;
+  const int64_t nv = d.val_ids().numel(), n = eval_ids.numel();
+  FS_RETURN_IF_ERROR(Score(ctx, outputs.logits[0].Slice(0, 0, nv), eval_labels.Slice(0, 0, nv),
+                           &out->val_acc, &out->val_count));
+  FS_RETURN_IF_ERROR(Score(ctx, outputs.logits[0].Slice(0, nv, n), eval_labels.Slice(0, nv, n),
+                           &out->test_acc, &out->test_count));
+  FS_RETURN_IF_ERROR(Score(ctx, outputs.logits[1], train_labels, &out->train_acc, &out->train_count));
+  return Status::OK();
+}
+
+Status Export(const InferenceOptions& options, const std::string& output_dir) {
+  if (output_dir.empty()) return InvalidArgument("output: no output directory given");
+  Loaded l;
+  FS_RETURN_IF_ERROR(Load(options, &l));
+  FS_RETURN_IF_ERROR(internal::MakeDirs(output_dir));
+  ThreadPool pool(options.threads);
+  const ExecContext ctx = CpuContext(0, &pool);
+  internal::LayerwiseOutputs outputs;
+  FS_RETURN_IF_ERROR(Infer(ctx, l, options.eval_batch_size, {}, /*want_embeddings=*/true, &outputs));
+
+  FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/embeddings.npy", outputs.embeddings));
+  FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/predictions.npy", ArgmaxRows(ctx, outputs.logits[0])));
+  if (options.write_logits) FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/logits.npy", outputs.logits[0]));
+  if (options.write_probabilities) {
+    Tensor probs = Tensor::Empty(outputs.logits[0].shape(), DType::kF32);
+    FS_RETURN_IF_ERROR(kernels::LogSoftmax(ctx, outputs.logits[0], &probs));
+    float* p = probs.data<float>();
+    ctx.pool->ParallelFor(probs.numel(), 1 << 16, [p](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) p[i] = std::exp(p[i]);
+    });
+    FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/probabilities.npy", probs));
+  }
+  const Tensor& original = l.data.dataset->original_ids();
+  if (original.defined()) {
+    const std::string path = output_dir + "/original_ids.npy";
+    FS_RETURN_IF_ERROR(original.dim() == 2 ? storage::SaveNpyBytes(path, original)
+                                           : storage::SaveNpy(path, original));
+  }
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer

@@ -1,0 +1,144 @@
+#include "foresight/trainer/models.h"
+
+#include <string>
+
+namespace foresight::trainer {
+
+using autograd::GraphBlock;
+using autograd::Tape;
+using autograd::Var;
+
+namespace {
+
+constexpr float kGatNegativeSlope = 0.2f;  // as in the GAT paper
+
+std::string LayerName(int layer) { return "layers." + std::to_string(layer); }
+
+}  // namespace
+
+Status ModelConfig::Validate() const {
+  if (kind != "sage" && kind != "gcn" && kind != "gat") {
+    return InvalidArgument("model: '" + kind + "' is not one of sage, gcn, gat");
+  }
+  if (in_features < 1) {
+    return InvalidArgument("model: in_features must be >= 1, got " + std::to_string(in_features));
+  }
+  if (num_classes < 1) {
+    return InvalidArgument("model: num_classes must be >= 1, got " + std::to_string(num_classes));
+  }
+  if (hidden < 1) return InvalidArgument("model: hidden must be >= 1, got " + std::to_string(hidden));
+  if (layers < 1) return InvalidArgument("model: layers must be >= 1, got " + std::to_string(layers));
+  if (heads < 1) return InvalidArgument("model: heads must be >= 1, got " + std::to_string(heads));
+  if (!(dropout >= 0.0f && dropout < 1.0f)) {
+    return InvalidArgument("model: dropout must be in [0, 1), got " + std::to_string(dropout));
+  }
+  return Status::OK();
+}
+
+RngKey GnnModel::LayerInitKey(int layer) const {
+  return RngKey::FromSeed(config_.seed)
+      .Fold(static_cast<uint64_t>(RngPurpose::kInit))
+      .Fold(static_cast<uint64_t>(layer));
+}
+
+StatusOr<Var> GnnModel::Forward(Tape& tape, std::vector<GraphBlock*>& blocks, const Var& x) {
+  if (static_cast<int>(blocks.size()) != num_layers()) {
+    return InvalidArgument("model forward: got " + std::to_string(blocks.size()) +
+                           " blocks for a model of " + std::to_string(num_layers()) + " layers");
+  }
+  Var h = x;
+  for (int l = 0; l < num_layers(); ++l) {
+    if (blocks[l] == nullptr) return InvalidArgument("model forward: block " + std::to_string(l) + " is null");
+    if (h.shape()[0] != blocks[l]->num_src()) {
+      return InvalidArgument("model forward: layer " + std::to_string(l) + " input has " +
+                             std::to_string(h.shape()[0]) + " rows but its block has " +
+                             std::to_string(blocks[l]->num_src()) + " sources");
+    }
+    FS_ASSIGN_OR_RETURN(h, ForwardLayer(tape, l, *blocks[l], h));
+  }
+  return h;
+}
+
+// ---- GraphSAGE ----
+
+GraphSage::GraphSage(const ModelConfig& config) : GnnModel(config) {
+  for (int l = 0; l < config.layers; ++l) {
+    convs_.push_back(AddChild(std::make_unique<autograd::SAGEConv>(
+        LayerName(l), LayerInputDim(l), LayerOutputDim(l), LayerInitKey(l))));
+  }
+}
+
+int64_t GraphSage::LayerOutputDim(int layer) const {
+  return layer == num_layers() - 1 ? config_.num_classes : config_.hidden;
+}
+
+StatusOr<Var> GraphSage::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout));
+  FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
+  if (layer != num_layers() - 1) {
+    FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
+  }
+  return h;
+}
+
+// ---- GCN ----
+
+Gcn::Gcn(const ModelConfig& config) : GnnModel(config) {
+  for (int l = 0; l < config.layers; ++l) {
+    convs_.push_back(AddChild(std::make_unique<autograd::GCNConv>(
+        LayerName(l), LayerInputDim(l), LayerOutputDim(l), LayerInitKey(l))));
+  }
+}
+
+int64_t Gcn::LayerOutputDim(int layer) const {
+  return layer == num_layers() - 1 ? config_.num_classes : config_.hidden;
+}
+
+StatusOr<Var> Gcn::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout));
+  FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
+  if (layer != num_layers() - 1) {
+    FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
+  }
+  return h;
+}
+
+// ---- GAT ----
+
+Gat::Gat(const ModelConfig& config) : GnnModel(config) {
+  for (int l = 0; l < config.layers; ++l) {
+    const bool last = l == config.layers - 1;
+    convs_.push_back(AddChild(std::make_unique<autograd::GATConv>(
+        LayerName(l), LayerInputDim(l), last ? config.num_classes : config.hidden,
+        last ? 1 : config.heads, /*concat=*/!last, kGatNegativeSlope, config.dropout,
+        LayerInitKey(l))));
+  }
+}
+
+int64_t Gat::LayerOutputDim(int layer) const {
+  return layer == num_layers() - 1 ? config_.num_classes : config_.hidden * config_.heads;
+}
+
+StatusOr<Var> Gat::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout));
+  FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
+  if (layer != num_layers() - 1) {
+    FS_ASSIGN_OR_RETURN(h, autograd::Elu(tape, h));
+  }
+  return h;
+}
+
+StatusOr<std::unique_ptr<GnnModel>> CreateModel(const ModelConfig& config) {
+  FS_RETURN_IF_ERROR(config.Validate());
+  std::unique_ptr<GnnModel> model;
+  if (config.kind == "sage") {
+    model = std::make_unique<GraphSage>(config);
+  } else if (config.kind == "gcn") {
+    model = std::make_unique<Gcn>(config);
+  } else {
+    model = std::make_unique<Gat>(config);
+  }
+  return model;
+}
+
+}  // namespace foresight::trainer

@@ -1,0 +1,66 @@
+#include "foresight/trainer/train_options.h"
+
+#include <cmath>
+#include <string>
+
+namespace foresight::trainer {
+
+namespace {
+
+std::string FanoutsToString(const std::vector<int64_t>& fanouts) {
+  std::string s;
+  for (size_t i = 0; i < fanouts.size(); ++i) s += (i ? "," : "") + std::to_string(fanouts[i]);
+  return s;
+}
+
+}  // namespace
+
+Status TrainOptions::Validate() const {
+  if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
+  if (model != "sage" && model != "gcn" && model != "gat") {
+    return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat");
+  }
+  if (epochs < 1) return InvalidArgument("epochs: must be >= 1, got " + std::to_string(epochs));
+  if (layers < 1) return InvalidArgument("layers: must be >= 1, got " + std::to_string(layers));
+  if (hidden < 1) return InvalidArgument("hidden: must be >= 1, got " + std::to_string(hidden));
+  if (heads < 1) return InvalidArgument("heads: must be >= 1, got " + std::to_string(heads));
+  if (!full_graph) {
+    if (batch_size < 1) {
+      return InvalidArgument("batch_size: must be >= 1, got " + std::to_string(batch_size));
+    }
+    if (static_cast<int>(fanouts.size()) != layers) {
+      return InvalidArgument("fanouts: " + std::to_string(fanouts.size()) + " given (" +
+                             FanoutsToString(fanouts) + ") but layers is " + std::to_string(layers) +
+                             "; give one fanout per layer, seeds outward");
+    }
+    for (size_t i = 0; i < fanouts.size(); ++i) {
+      if (fanouts[i] == 0 || fanouts[i] < -1) {
+        return InvalidArgument("fanouts: entry " + std::to_string(i) + " is " + std::to_string(fanouts[i]) +
+                               "; expected a positive count or -1 for all neighbours");
+      }
+    }
+  }
+  if (!(lr > 0.0f) || !std::isfinite(lr)) {
+    return InvalidArgument("lr: must be a positive number, got " + std::to_string(lr));
+  }
+  if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay)) {
+    return InvalidArgument("weight_decay: must be >= 0, got " + std::to_string(weight_decay));
+  }
+  if (!(dropout >= 0.0f && dropout < 1.0f)) {
+    return InvalidArgument("dropout: must be in [0, 1), got " + std::to_string(dropout));
+  }
+  if (optimizer != "adam" && optimizer != "adamw" && optimizer != "sgd") {
+    return InvalidArgument("optimizer: '" + optimizer + "' is not one of adam, adamw, sgd");
+  }
+  if (patience < 0) return InvalidArgument("patience: must be >= 0, got " + std::to_string(patience));
+  if (threads < 0) return InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  if (eval_batch_size < 1) {
+    return InvalidArgument("eval_batch_size: must be >= 1, got " + std::to_string(eval_batch_size));
+  }
+  if (resume && checkpoint_dir.empty()) {
+    return InvalidArgument("resume: needs a checkpoint directory to resume from");
+  }
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer

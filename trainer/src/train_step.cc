@@ -1,0 +1,40 @@
+#include "epoch_runner.h"
+
+#include "foresight/autograd/functional.h"
+#include "foresight/kernels/ops.h"
+
+namespace foresight::trainer::internal {
+
+RngKey StepKey(uint64_t seed, int epoch, int64_t batch) {
+  return RngKey::FromSeed(seed)
+      .Fold(static_cast<uint64_t>(RngPurpose::kDropout))
+      .Fold(static_cast<uint64_t>(epoch))
+      .Fold(static_cast<uint64_t>(batch));
+}
+
+Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autograd::GraphBlock*>& blocks,
+                 const autograd::Var& x, const Tensor& labels, EpochMetrics* m, StepResult* result) {
+  Stopwatch watch;
+  FS_ASSIGN_OR_RETURN(autograd::Var logits, state.model->Forward(tape, blocks, x));
+  FS_ASSIGN_OR_RETURN(autograd::Var logp, autograd::LogSoftmax(tape, logits));
+  FS_ASSIGN_OR_RETURN(autograd::Var loss, autograd::NllLoss(tape, logp, labels));
+  FS_RETURN_IF_ERROR(kernels::Accuracy(state.ctx, logits.value(), labels, &result->correct, &result->counted));
+  result->loss = loss.value().data<float>()[0];
+  m->forward_seconds += watch.Lap();
+
+  state.optimizer->ZeroGrad();
+  FS_RETURN_IF_ERROR(tape.Backward(loss));
+  m->backward_seconds += watch.Lap();
+
+  FS_RETURN_IF_ERROR(state.optimizer->Step(state.ctx));
+  m->optimizer_seconds += watch.Lap();
+  return Status::OK();
+}
+
+StatusOr<double> AccuracyOf(const ExecContext& ctx, const Tensor& scores, const Tensor& labels) {
+  int64_t correct = 0, counted = 0;
+  FS_RETURN_IF_ERROR(kernels::Accuracy(ctx, scores, labels, &correct, &counted));
+  return counted == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(counted);
+}
+
+}  // namespace foresight::trainer::internal

@@ -1,0 +1,160 @@
+#include "foresight/trainer/trainer.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "checkpoint.h"
+#include "epoch_runner.h"
+#include "foresight/core/thread_pool.h"
+#include "metrics_writer.h"
+#include "node_data.h"
+#include "progress_reporter.h"
+
+namespace foresight::trainer {
+
+using internal::CheckpointState;
+
+namespace {
+
+ModelConfig ModelConfigFor(const TrainOptions& o, const storage::Dataset& d) {
+  ModelConfig c;
+  c.kind = o.model;
+  c.in_features = d.feature_dim();
+  c.num_classes = d.num_classes();
+  c.hidden = o.hidden;
+  c.layers = o.layers;
+  c.heads = o.heads;
+  c.dropout = o.dropout;
+  c.seed = o.seed;
+  return c;
+}
+
+// Restores model, optimizer and progress from options.checkpoint_dir after
+// checking that it was written by the same configuration.
+Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* model,
+              autograd::Optimizer* optimizer, CheckpointState* state) {
+  FS_ASSIGN_OR_RETURN(*state, internal::ReadCheckpointState(o.checkpoint_dir));
+  if (state->options_hash != fresh.options_hash) {
+    return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir +
+                              " was written with different training options (" +
+                              state->options.dump() + ") than this run's (" + fresh.options.dump() +
+                              "); only epochs, patience, threads, paths and eval_batch_size may change");
+  }
+  if (state->num_nodes != fresh.num_nodes ||
+      internal::ModelConfigToJson(state->model) != internal::ModelConfigToJson(fresh.model)) {
+    return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir + " is for a model of " +
+                              internal::ModelConfigToJson(state->model).dump() + " on " +
+                              std::to_string(state->num_nodes) + " nodes, but this dataset gives " +
+                              internal::ModelConfigToJson(fresh.model).dump() + " on " +
+                              std::to_string(fresh.num_nodes) + " nodes");
+  }
+  FS_RETURN_IF_ERROR(internal::LoadParameters(o.checkpoint_dir, state->last_dir, model));
+  FS_RETURN_IF_ERROR(internal::LoadOptimizerState(o.checkpoint_dir, state->last_dir, state->optimizer_steps,
+                                                  optimizer));
+  state->options = fresh.options;  // the new epochs / patience are what later saves record
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Train(const TrainOptions& options, TrainSummary* out) {
+  return Train(options, TrainCallbacks(), out);
+}
+
+Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out) {
+  FS_RETURN_IF_ERROR(options.Validate());
+  *out = TrainSummary();
+  ThreadPool pool(options.threads);
+  const ExecContext ctx = CpuContext(options.seed, &pool);
+
+  internal::NodeData data;
+  FS_RETURN_IF_ERROR(internal::OpenNodeData(options.dataset, &data));
+  const ModelConfig model_config = ModelConfigFor(options, *data.dataset);
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<GnnModel> model, CreateModel(model_config));
+  autograd::OptimizerOptions optimizer_options;
+  optimizer_options.kind = options.optimizer;
+  optimizer_options.lr = options.lr;
+  optimizer_options.weight_decay = options.weight_decay;
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<autograd::Optimizer> optimizer,
+                      autograd::Optimizer::Create(optimizer_options, model->Parameters()));
+
+  CheckpointState state;
+  state.num_nodes = data.dataset->num_nodes();
+  state.model = model_config;
+  state.options = internal::TrainOptionsToJson(options);
+  state.options_hash = internal::TrainingOptionsHash(options);
+  if (options.resume) {
+    CheckpointState fresh = state;
+    FS_RETURN_IF_ERROR(Resume(options, fresh, model.get(), optimizer.get(), &state));
+  }
+
+  std::unique_ptr<internal::MetricsWriter> metrics;
+  if (!options.metrics_file.empty()) {
+    FS_ASSIGN_OR_RETURN(metrics, internal::MetricsWriter::Open(options.metrics_file, options.resume));
+  }
+
+  // The runners report to the caller's observers or, when it gave none, to
+  // the built-in progress display (a caller with observers draws its own).
+  const bool own_display = options.progress && !callbacks.on_batch && !callbacks.on_epoch;
+  internal::ProgressReporter reporter(options.epochs);
+  TrainCallbacks observers;
+  observers.on_batch = [&](int epoch, int64_t batch, int64_t num_batches, double loss) {
+    if (own_display) reporter.OnBatch(epoch, batch, num_batches, loss);
+    if (callbacks.on_batch) callbacks.on_batch(epoch, batch, num_batches, loss);  // epoch from 1
+  };
+
+  internal::RunState run;
+  run.ctx = ctx;
+  run.options = &options;
+  run.data = &data;
+  run.model = model.get();
+  run.optimizer = optimizer.get();
+  run.callbacks = &observers;
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<internal::EpochRunner> runner,
+                      options.full_graph ? internal::MakeFullGraphRunner(run)
+                                         : internal::MakeMiniBatchRunner(run));
+
+  for (int epoch = state.epoch; epoch < options.epochs && !state.stopped_early; ++epoch) {
+    EpochMetrics m;
+    m.epoch = epoch + 1;
+    internal::Stopwatch watch;
+    FS_RETURN_IF_ERROR(runner->TrainEpoch(epoch, &m));
+    m.epoch_seconds = watch.Lap();
+    FS_RETURN_IF_ERROR(runner->Evaluate(&m.val_acc, &m.test_acc));
+    m.eval_seconds = watch.Lap();
+    if (m.epoch_seconds > 0) {
+      m.seeds_per_second = static_cast<double>(m.seeds) / m.epoch_seconds;
+      m.sampled_edges_per_second = static_cast<double>(m.sampled_edges) / m.epoch_seconds;
+    }
+
+    state.epoch = epoch + 1;
+    const bool improved = m.val_acc > state.best_val_acc;  // ties keep the first epoch
+    if (improved) {
+      state.best_epoch = m.epoch;
+      state.best_val_acc = m.val_acc;
+      state.test_acc = m.test_acc;
+      state.epochs_since_best = 0;
+    } else {
+      ++state.epochs_since_best;
+    }
+    if (options.patience > 0 && state.epochs_since_best >= options.patience) state.stopped_early = true;
+
+    out->history.push_back(m);
+    if (metrics) FS_RETURN_IF_ERROR(metrics->WriteEpoch(m));
+    if (!options.checkpoint_dir.empty()) {
+      FS_RETURN_IF_ERROR(internal::SaveCheckpoint(options.checkpoint_dir, *model, *optimizer, improved, &state));
+    }
+    if (own_display) reporter.OnEpoch(m);
+    if (callbacks.on_epoch) callbacks.on_epoch(m);
+  }
+
+  out->epochs_completed = state.epoch;
+  out->stopped_early = state.stopped_early;
+  out->best_epoch = state.best_epoch;
+  out->best_val_acc = state.best_val_acc < 0 ? 0.0 : state.best_val_acc;
+  out->test_acc = state.test_acc;
+  if (metrics) FS_RETURN_IF_ERROR(metrics->WriteFinal(*out));
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer
