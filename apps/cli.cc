@@ -57,7 +57,9 @@ int RunHelp(CLI::App* root, const std::vector<std::string>& topic) {
     }
     app = sub;
   }
-  std::cout << app->help();
+  // App::help() delegates to the parsed subcommand (here `help` itself), so
+  // format the chosen app directly.
+  std::cout << app->get_formatter()->make_help(app, app->get_name(), CLI::AppFormatMode::Normal);
   return 0;
 }
 
@@ -97,6 +99,14 @@ int RunCliImpl(int argc, char** argv) {
   if (argc <= 1) {
     std::cerr << root.help();
     return kExitUsage;
+  }
+  // CLI11 reports an unknown first word as "a subcommand is required"; name it.
+  if (const std::string first = argv[1]; !first.empty() && first[0] != '-') {
+    try {
+      root.get_subcommand(first);
+    } catch (const CLI::OptionNotFound&) {
+      return Report("", "unknown command '" + first + "'", kExitUsage);
+    }
   }
   try {
     root.parse(argc, argv);
