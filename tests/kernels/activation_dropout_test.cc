@@ -76,7 +76,7 @@ TEST(DropoutTest, MaskFollowsTheRngContract) {
   const auto vx = ToVec(x), vo = ToVec(out1);
   int64_t kept = 0;
   for (int64_t i = 0; i < x.numel(); ++i) {
-    const bool keep = pools.ctx1.rng.Uniform(static_cast<uint64_t>(i), 0) >= p;
+    const bool keep = pools.ctx1.rng.StreamUniform(static_cast<uint64_t>(i), 0) >= p;
     ASSERT_EQ(m1.data<uint8_t>()[i], keep ? 1 : 0) << i;
     ASSERT_EQ(vo[i], keep ? vx[i] * (1.0f / (1.0f - p)) : 0.0f) << i;
     kept += keep;

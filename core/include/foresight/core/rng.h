@@ -60,6 +60,14 @@ struct RngKey {
   FS_HOST_DEVICE float Uniform(uint64_t element, uint64_t draw) const {
     return static_cast<float>(Bits32(element, draw) >> 8) * (1.0f / 16777216.0f);
   }
+  // Number i of a flat stream of uniforms in [0, 1): four per Philox call
+  // (the words of Bits(i / 4, draw)), for ops that draw once per element.
+  FS_HOST_DEVICE float StreamUniform(uint64_t i, uint64_t draw) const {
+    const Uint4 b = Bits(i >> 2, draw);
+    const uint32_t k = static_cast<uint32_t>(i & 3);
+    const uint32_t w = k == 0 ? b.x : k == 1 ? b.y : k == 2 ? b.z : b.w;
+    return static_cast<float>(w >> 8) * (1.0f / 16777216.0f);
+  }
   // Uniform integer in [0, n) without modulo bias worth caring about
   // (64-bit multiply-shift of 32 random bits; bias < n / 2^32).
   FS_HOST_DEVICE uint64_t Below(uint64_t n, uint64_t element, uint64_t draw) const {

@@ -102,7 +102,7 @@ Status ActivateBackward(const ExecContext& ctx, Activation act, float param, con
                         const Tensor& grad_out, Tensor* grad_x);
 
 // Inverted dropout: keep with probability 1-p and scale by 1/(1-p). The keep
-// decision for flat element i is ctx.rng.Uniform(i, 0) >= p, so it depends
+// decision for flat element i is ctx.rng.StreamUniform(i, 0) >= p, so it depends
 // only on the key and the position (identical on every device). mask (u8,
 // same numel) receives the decisions for backward.
 Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Tensor* mask);
