@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs this build into a temporary prefix, builds examples/custom_model
+# against it with find_package(foresight), and runs it (it trains a custom
+# model from foresight's layers and fails unless the loss falls).
+set -euo pipefail
+src="$1"; bin="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cmake --install "$bin" --prefix "$work/prefix" >/dev/null
+cmake -S "$src/examples/custom_model" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/build" >/dev/null
+"$work/build/custom_model"
+true
