@@ -16,6 +16,8 @@ namespace {
 // CLI11's placeholder for the value in --help.
 std::string FlagTypeName(const TrainKey& key) {
   if (key.choices != nullptr) return key.choices;
+  if (std::string(key.name) == "metrics") return "FILE";
+  if (std::string(key.name) == "checkpoint") return "DIR";
   return std::visit(
       [](auto field) -> std::string {
         using T = std::decay_t<decltype(std::declval<TrainOptions>().*field)>;
@@ -43,8 +45,11 @@ class TrainCommand : public Command {
       if (std::string(key.name) == "dataset") continue;  // the positional
       Flag& flag = flags_.emplace_back();
       flag.key = &key;
-      const std::string help = std::string(key.help) + " (default: " +
-                               FormatTrainValue(key, defaults) + ")";
+      std::string help = key.help;
+      if (help.find("default") == std::string::npos) {
+        const std::string value = FormatTrainValue(key, defaults);
+        help += " (default: " + (value.empty() ? std::string("none") : value) + ")";
+      }
       if (IsBool(key)) {
         flag.option = app->add_flag("--" + std::string(key.name), flag.boolean, help);
       } else {

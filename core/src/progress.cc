@@ -129,8 +129,9 @@ Progress::Progress(std::string label, int64_t total, ProgressOptions options)
       terminal_ = (options_.sink == nullptr || options_.sink == stderr) && isatty(STDERR_FILENO);
       break;
   }
-  // The first plain line waits one interval: a short job prints only Finish.
-  const double first = terminal_ ? 0.0 : options_.plain_interval_s;
+  // The first line waits one interval: no "0/N" flash, and a short job
+  // prints only Finish.
+  const double first = terminal_ ? options_.redraw_interval_s : options_.plain_interval_s;
   next_draw_ns_ = start_ns_ + static_cast<int64_t>(first * 1e9);
 }
 
