@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli_values.h"
+#include "dataset_tool_flags.h"
 #include "command.h"
 #include "foresight/core/context.h"
 #include "foresight/core/progress.h"
@@ -46,12 +47,7 @@ class GenerateGraphCommand : public Command {
     app->add_flag("--undirected", o.undirected, "Add v -> u for every u -> v");
     app->add_option("--feature-dtype", o.feature_dtype, "Stored feature type (default: f32)")
         ->type_name("f32|f16");
-    app->add_option("--memory-budget", memory_budget_, "RAM for the edge sort (default: 1G)")
-        ->type_name("SIZE");
-    app->add_option("--temp-dir", o.temp_dir, "Folder for spilled edge runs (default: $TMPDIR)")
-        ->type_name("DIR");
-    app->add_option("--threads", threads_, "CPU threads (default: online CPUs)")->type_name("INT");
-    app->add_flag("--quiet", quiet_, "No progress display");
+    tool_flags_.Add(app, &o.temp_dir);
   }
 
   Status Prepare() override {
@@ -61,17 +57,11 @@ class GenerateGraphCommand : public Command {
       options_.rmat_b = abc[1];
       options_.rmat_c = abc[2];
     }
-    if (!memory_budget_.empty()) {
-      FS_ASSIGN_OR_RETURN(options_.memory_budget_bytes,
-                          ParseByteSize(memory_budget_, "--memory-budget"));
-    }
-    if (threads_ < 0) return InvalidArgument("--threads: expected a count >= 0, got " + std::to_string(threads_));
-    return Status::OK();
+    return tool_flags_.Apply(&options_.memory_budget_bytes);
   }
 
   Status Run() override {
-    UseThreads(threads_);
-    SetProgressEnabled(!quiet_);
+    tool_flags_.Activate();
     datasets::GenerateGraphReport r;
     FS_RETURN_IF_ERROR(datasets::GenerateGraph(options_, CpuContext(options_.seed), &r));
     std::printf("wrote %s: %lld nodes, %lld edges, train/val/test %lld/%lld/%lld\n",
@@ -83,9 +73,8 @@ class GenerateGraphCommand : public Command {
 
  private:
   datasets::GenerateGraphOptions options_;
-  std::string rmat_, memory_budget_;
-  int threads_ = 0;
-  bool quiet_ = false;
+  std::string rmat_;
+  DatasetToolFlags tool_flags_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli_values.h"
+#include "dataset_tool_flags.h"
 #include "command.h"
 #include "foresight/core/context.h"
 #include "foresight/core/progress.h"
@@ -56,12 +57,7 @@ class PreprocessCommand : public Command {
     app->add_option("--test-frac", o.test_frac, "Random split: test fraction (default: 0.8)")
         ->type_name("FLOAT");
     app->add_option("--seed", o.seed, "Seed of the random split (default: 0)")->type_name("UINT");
-    app->add_option("--memory-budget", memory_budget_, "RAM for the edge sort (default: 1G)")
-        ->type_name("SIZE");
-    app->add_option("--temp-dir", o.temp_dir, "Folder for spilled edge runs (default: $TMPDIR)")
-        ->type_name("DIR");
-    app->add_option("--threads", threads_, "CPU threads (default: online CPUs)")->type_name("INT");
-    app->add_flag("--quiet", quiet_, "No progress display");
+    tool_flags_.Add(app, &o.temp_dir);
   }
 
   Status Prepare() override {
@@ -80,17 +76,11 @@ class PreprocessCommand : public Command {
     if (!split_.empty()) {
       FS_ASSIGN_OR_RETURN(options_.split, datasets::ParseSplitMode(split_));
     }
-    if (!memory_budget_.empty()) {
-      FS_ASSIGN_OR_RETURN(options_.memory_budget_bytes,
-                          ParseByteSize(memory_budget_, "--memory-budget"));
-    }
-    if (threads_ < 0) return InvalidArgument("--threads: expected a count >= 0, got " + std::to_string(threads_));
-    return Status::OK();
+    return tool_flags_.Apply(&options_.memory_budget_bytes);
   }
 
   Status Run() override {
-    UseThreads(threads_);
-    SetProgressEnabled(!quiet_);
+    tool_flags_.Activate();
     datasets::PreprocessReport r;
     FS_RETURN_IF_ERROR(datasets::Preprocess(options_, CpuContext(options_.seed), &r));
     std::printf(
@@ -106,9 +96,8 @@ class PreprocessCommand : public Command {
 
  private:
   datasets::PreprocessOptions options_;
-  std::string format_, edge_dtype_, ids_, norm_, split_, memory_budget_;
-  int threads_ = 0;
-  bool quiet_ = false;
+  std::string format_, edge_dtype_, ids_, norm_, split_;
+  DatasetToolFlags tool_flags_;
 };
 
 }  // namespace
