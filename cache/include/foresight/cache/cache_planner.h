@@ -1,0 +1,167 @@
+// CachePlanner: the lookahead cache's brain. It sees the row keys of the
+// coming batches (the sampler runs W batches ahead) and decides, batch by
+// batch, which rows to fetch, where every row lives (a cache slot, or
+// "bypass": read straight into the batch's own buffer), which slots to
+// evict and which dirty rows to write back first. It never touches row
+// data: the pipeline's read / assemble / write-back stages execute plans
+// against a storage::RowStore and a slot array (host RAM today, GPU memory
+// later), so the same planner serves node features (read-only) and DLRM
+// embedding rows (written every step).
+//
+// Sequence numbers: batches are numbered 0, 1, 2, ... in Submit order,
+// across epochs (the window crosses epoch boundaries).
+//
+// Pinning: a batch is "in flight" from PlanNext until Release. Slots used
+// by in-flight batches are pinned: never evicted, never re-targeted.
+//
+// Read-after-write (writable caches): when batch t writes its rows and
+// batch t+k (planned before t finished) needs one of them,
+//  - if the row sits in a slot used by both, t+k reads the slot, and
+//    plan(t+k).wait_for_seq >= t tells the pipeline not to read or assemble
+//    t+k's rows before Release(t);
+//  - if t had it as a bypass row (written back to the store by t), t+k
+//    fetches it, and again waits for Release(t) (which the caller issues
+//    only once t's bypass write-backs completed) before any read;
+//  - a dirty row evicted by a plan is listed in its `writebacks`; the read
+//    stage executes plans in sequence order and completes a plan's
+//    write-backs before issuing its fetches, so a later fetch of that key
+//    reads the written value.
+// So: execute plans in order; before reading or assembling plan p, wait for
+// Release(p.wait_for_seq); within a plan, write-backs, then fetches and
+// bypass reads. For read-only caches wait_for_seq is always -1.
+//
+// Policies (capacity in bytes; slots = capacity / row_bytes):
+//  lookahead  On a miss, evict the unpinned resident row whose next use in
+//             the window is farthest (never = infinitely far); a missing row
+//             whose own next use is farther than every evictable row's is
+//             not admitted (bypass). With a window covering the whole trace
+//             this is Belady's optimal (MIN with bypass).
+//  lru        Evict the least recently used unpinned row; admit every miss
+//             while an unpinned slot exists, else bypass.
+//  static     Filled once, on the first plan, with the first num_slots keys
+//             given to SetStaticKeys (e.g. by degree or access frequency);
+//             never evicts; other rows are bypass reads.
+// A batch needing more rows than it can get slots for (all slots pinned or
+// the batch larger than the cache) gets bypass rows for the rest.
+//
+// Determinism: plans are a pure function of the config and the submitted
+// key lists (ties broken by key), never of timing.
+//
+// Thread safety: none; one plan stage owns the planner. Release may come
+// from another stage through that owner (e.g. a queue), not concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "foresight/core/status.h"
+
+namespace foresight::cache {
+
+enum class Policy { kLookahead, kLru, kStatic };
+// "lookahead", "lru", "static"; InvalidArgument naming the choices otherwise.
+StatusOr<Policy> ParsePolicy(const std::string& name);
+const char* PolicyName(Policy p);
+
+inline constexpr int64_t kBypass = -1;
+
+struct CacheConfig {
+  Policy policy = Policy::kLookahead;
+  int64_t capacity_bytes = 0;  // may be 0: every row bypasses
+  int64_t row_bytes = 0;       // > 0
+  // W: batches submitted beyond the one being planned that the planner may
+  // look at (every policy accepts it; only lookahead uses what it sees).
+  int lookahead = 8;
+  // Rows may be updated by batches (Release(seq, wrote=true) marks them
+  // dirty); enables write-backs and wait_for_seq.
+  bool writable = false;
+  // When > 0, keys are dense in [0, key_space) (node ids) and the planner
+  // uses flat arrays of that size; 0 means sparse 64-bit keys (hash maps).
+  int64_t key_space = 0;
+};
+
+struct SlotKey {
+  int64_t key = 0;
+  int64_t slot = 0;
+};
+
+// The plan of one batch.
+struct BatchPlan {
+  int64_t seq = 0;
+  // The batch's keys as submitted (distinct), and per key its slot in
+  // [0, num_slots()) or kBypass.
+  std::vector<int64_t> keys;
+  std::vector<int64_t> location;
+  // I/O to perform, in this order: write slot contents to the store as
+  // `key` (dirty rows evicted by this plan) ...
+  std::vector<SlotKey> writebacks;
+  // ... then read `key` into `slot` (misses admitted to the cache; also the
+  // static policy's initial fill, carried by the first plan) ...
+  std::vector<SlotKey> fetches;
+  // ... and read keys[i] for each i here into the batch's own buffer.
+  std::vector<int64_t> bypass;
+  // -1, or the sequence number whose Release must precede any read or
+  // assembly of this batch's rows (read-after-write; writable only).
+  int64_t wait_for_seq = -1;
+  // keys already resident (or fetched for an earlier plan) / the rest.
+  int64_t hits = 0;
+  int64_t misses = 0;
+};
+
+struct CacheCounters {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t fetches = 0;     // rows read into slots (incl. static fill)
+  int64_t bypassed = 0;    // rows read around the cache
+  int64_t evictions = 0;
+  int64_t writebacks = 0;
+};
+
+class CachePlanner {
+ public:
+  // InvalidArgument for row_bytes <= 0, negative capacity or lookahead.
+  static StatusOr<std::unique_ptr<CachePlanner>> Create(const CacheConfig& config);
+  virtual ~CachePlanner() = default;
+
+  const CacheConfig& config() const { return config_; }
+  int64_t num_slots() const { return num_slots_; }
+
+  // static only: keys in priority order (the first num_slots() fill the
+  // cache on the first plan). FailedPrecondition for other policies or
+  // after the first plan.
+  virtual Status SetStaticKeys(std::vector<int64_t> keys) = 0;
+
+  // Appends the next batch's distinct keys (InvalidArgument on a repeated
+  // key or one outside [0, key_space), naming it and its position).
+  virtual Status Submit(std::vector<int64_t> keys) = 0;
+  // No more batches will be submitted (the last W can then be planned).
+  virtual void Close() = 0;
+  // The next unplanned batch was submitted and either `lookahead` more
+  // after it, or Close() was called.
+  virtual bool CanPlan() const = 0;
+  // Plans the next batch (FailedPrecondition when !CanPlan()).
+  virtual StatusOr<BatchPlan> PlanNext() = 0;
+  // Batch `seq` is done (its compute, and the write-back of its bypass rows
+  // when it wrote any): unpins its slots; with `wrote`, its slot rows
+  // become dirty. FailedPrecondition when seq is not in flight.
+  virtual Status Release(int64_t seq, bool wrote) = 0;
+  // Resident dirty rows, marked clean (the final flush writes them back).
+  // Only between batches: FailedPrecondition while a batch is in flight.
+  virtual StatusOr<std::vector<SlotKey>> TakeDirty() = 0;
+
+  // Batches planned and not released.
+  virtual int64_t in_flight() const = 0;
+  virtual CacheCounters counters() const = 0;
+
+ protected:
+  CachePlanner(const CacheConfig& config, int64_t num_slots) : config_(config), num_slots_(num_slots) {}
+
+ private:
+  CacheConfig config_;
+  int64_t num_slots_;
+};
+
+}  // namespace foresight::cache
