@@ -136,6 +136,12 @@ struct RowStoreOptions {
   int64_t max_coalesce_bytes = 256 << 10;
   // disk: force the pread path (tests; also chosen when io_uring is refused).
   bool force_pread = false;
+  // disk: O_DIRECT (the default: page cache bypassed, no hidden memory use,
+  // reads aligned). false = buffered I/O through the page cache, for
+  // scratch files the process writes and soon reads back (layer-wise
+  // inference's hidden layers): same batching and coalescing, rows need no
+  // alignment, and the page cache is the kernel's (reclaimable), not RSS.
+  bool direct_io = true;
 };
 
 StatusOr<std::unique_ptr<RowStore>> OpenRowStore(const RowStoreOptions& options);
