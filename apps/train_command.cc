@@ -18,6 +18,7 @@ std::string FlagTypeName(const TrainKey& key) {
   if (key.choices != nullptr) return key.choices;
   if (std::string(key.name) == "metrics") return "FILE";
   if (std::string(key.name) == "checkpoint") return "DIR";
+  if (key.bytes) return "SIZE";
   return std::visit(
       [](auto field) -> std::string {
         using T = std::decay_t<decltype(std::declval<TrainOptions>().*field)>;

@@ -1,9 +1,13 @@
 // The progress display of `foresight train`: one status line per epoch
-// (batches done, rate, ETA, running loss) that ends in a summary line with
-// the epoch's loss, accuracies and where the time went.
+// (batches done, rate, ETA, running loss, the pipeline's bottleneck stage)
+// that ends in a summary line with the epoch's loss, accuracies, cache hits
+// and bytes read, and where the time went.
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "foresight/core/progress.h"
 #include "foresight/trainer/trainer.h"
@@ -18,6 +22,7 @@ class TrainProgress {
   trainer::TrainCallbacks Callbacks();
 
  private:
+  void OnStages(const std::vector<std::pair<std::string, trainer::StageSeconds>>& stages);
   void OnBatch(int epoch, int64_t batch, int64_t num_batches, double loss);
   void OnEpoch(const trainer::EpochMetrics& m);
   void StartEpoch(int epoch, int64_t num_batches);
@@ -26,6 +31,8 @@ class TrainProgress {
   int epoch_ = 0;
   double loss_sum_ = 0;
   int64_t batches_ = 0;
+  std::string bottleneck_;  // "read 63%" or ""
+
   std::unique_ptr<Progress> bar_;
 };
 

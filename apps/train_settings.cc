@@ -7,6 +7,8 @@
 #include <sstream>
 #include <type_traits>
 
+#include "cli_values.h"
+
 namespace foresight::apps {
 
 namespace {
@@ -17,6 +19,7 @@ const char* kTypeUint = "a non-negative integer";
 const char* kTypeFloat = "a number";
 const char* kTypeBool = "true or false";
 const char* kTypeIntList = "a list of integers (e.g. 15,10 or [15, 10])";
+const char* kTypeBytes = "a byte size (e.g. 0, 512M, 4G; K/M/G = KiB/MiB/GiB)";
 
 Status TypeError(const std::string& where, const std::string& expected, const ConfigValue& v) {
   return InvalidArgument(where + ": expected " + expected + ", got " + v.Describe());
@@ -146,8 +149,29 @@ struct Setter {
     return Status::OK();
   }
   Status operator()(int64_t TrainOptions::*f) const {
+    if (key.bytes) {
+      FS_ASSIGN_OR_RETURN(options->*f, ToBytes());
+      return Status::OK();
+    }
     FS_ASSIGN_OR_RETURN(options->*f, ToInt(value, where, kTypeInt));
     return Status::OK();
+  }
+  // A byte count: an integer, a size with a suffix, or the key's unset word.
+  StatusOr<int64_t> ToBytes() const {
+    const std::string expected = std::string(kTypeBytes) +
+                                 (key.unset_word ? std::string(" or '") + key.unset_word + "'" : std::string());
+    if (value.kind == ConfigValue::Kind::kInt) {
+      if (value.integer < 0) return TypeError(where, expected, value);
+      return value.integer;
+    }
+    if (value.kind != ConfigValue::Kind::kText && value.kind != ConfigValue::Kind::kString) {
+      return TypeError(where, expected, value);
+    }
+    if (key.unset_word != nullptr && value.text == key.unset_word) return key.unset_value;
+    if (value.text == "0") return int64_t{0};
+    auto bytes = ParseByteSize(value.text, where);
+    if (!bytes.ok()) return TypeError(where, expected, value);
+    return static_cast<int64_t>(*bytes);
   }
   Status operator()(uint64_t TrainOptions::*f) const {
     FS_ASSIGN_OR_RETURN(int64_t x, ToInt(value, where, kTypeUint));
@@ -217,6 +241,37 @@ const std::vector<TrainKey>& TrainKeys() {
       {"eval-batch-size", "Destination nodes per chunk in layer-wise evaluation",
        &O::eval_batch_size, nullptr, false},
       {"quiet", "No progress display", &O::progress, nullptr, true},
+      {"feature-store",
+       "Where training reads node features: memory (loaded into RAM), mmap (mapped; pages count as RSS) or "
+       "disk (O_DIRECT reads on io_uring)",
+       &O::feature_store, "memory|mmap|disk", false},
+      {"cache-policy",
+       "Feature cache policy: lookahead (evict the row used farthest in the next --lookahead batches), lru, or "
+       "static (highest in-degree rows, filled once)",
+       &O::cache_policy, "lookahead|lru|static", false},
+      {"cache-size",
+       "Feature cache capacity (K/M/G = KiB/MiB/GiB; 0 = no cache; default: auto = what --memory-budget "
+       "leaves, else 0)",
+       &O::cache_size, nullptr, false, true, "auto", -1},
+      {"lookahead", "Batches the sampler runs ahead of training (the cache's window W)", &O::lookahead,
+       nullptr, false},
+      {"io-depth", "Disk store: I/O requests in flight", &O::io_depth, nullptr, false},
+      {"memory-budget",
+       "Peak RSS of the whole process (K/M/G = KiB/MiB/GiB); sizes the cache when --cache-size is not given "
+       "(default: none)",
+       &O::memory_budget, nullptr, false, true, "none", 0},
+      {"order",
+       "Seed order: random, or partition (partition groups in random order, seeds shuffled within; needs "
+       "`foresight partition`)",
+       &O::order, "random|partition", false},
+      {"sampling",
+       "Neighbour sampling: full, or resident (only in-neighbours in the batch's partition group; needs "
+       "--order partition)",
+       &O::sampling, "full|resident", false},
+      {"resident-partitions",
+       "Partitions per group of --order partition, resident together for --sampling resident (default: 0 = "
+       "as many as the feature cache holds, at least 1)",
+       &O::resident_partitions, nullptr, false},
   };
   return keys;
 }
@@ -231,6 +286,7 @@ const TrainKey* FindTrainKey(const std::string& name) {
 
 std::string ExpectedType(const TrainKey& key) {
   if (key.choices != nullptr) return std::string("one of ") + key.choices;
+  if (key.bytes) return kTypeBytes;
   return std::visit(TypeNamer{}, key.field);
 }
 
@@ -241,6 +297,9 @@ std::string FormatTrainValue(const TrainKey& key, const TrainOptions& options) {
         const T& v = options.*field;
         if constexpr (std::is_same_v<T, std::string>) {
           return v;
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          if (key.bytes && key.unset_word != nullptr && v == key.unset_value) return key.unset_word;
+          return std::to_string(v);
         } else if constexpr (std::is_same_v<T, bool>) {
           return (key.negate ? !v : v) ? "true" : "false";
         } else if constexpr (std::is_same_v<T, float>) {

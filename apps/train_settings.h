@@ -29,6 +29,11 @@ struct TrainKey {
   TrainField field;
   const char* choices;  // "sage|gcn|gat" for enumerations, else nullptr
   bool negate;          // bool stored inverted ("quiet" sets progress)
+  // An int64 byte count: values take K/M/G/T suffixes (KiB, MiB, GiB, TiB)
+  // and `unset_word` ("auto", "none") stands for `unset_value`.
+  bool bytes = false;
+  const char* unset_word = nullptr;
+  int64_t unset_value = 0;
 };
 
 // Every key `foresight train` accepts (flags and config files alike).

@@ -17,6 +17,20 @@ if(FORESIGHT_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+# libFuzzer targets (tests/fuzz): the whole build gets coverage and ASan +
+# UBSan instrumentation (UB aborts, so the fuzzer sees it as a crash).
+option(FORESIGHT_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
+if(FORESIGHT_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "FORESIGHT_FUZZ=ON needs clang (libFuzzer), but the C++ compiler is "
+      "${CMAKE_CXX_COMPILER_ID}: configure a fresh build dir with "
+      "-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14")
+  endif()
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link,address,undefined>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-sanitize-recover=all>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-omit-frame-pointer>)
+  add_link_options(-fsanitize=address,undefined)
+endif()
 if(FORESIGHT_TSAN)
   add_compile_options(-fsanitize=thread)
   add_link_options(-fsanitize=thread)

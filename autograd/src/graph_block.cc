@@ -4,6 +4,9 @@
 
 namespace foresight::autograd {
 
+GraphBlock::GraphBlock(kernels::Csr csr, kernels::Csr gcn_normalized)
+    : csr_(std::move(csr)), gcn_(std::make_unique<GraphBlock>(std::move(gcn_normalized))) {}
+
 StatusOr<const GraphBlock::Transposed*> GraphBlock::Transpose(const ExecContext& ctx) {
   if (transposed_ == nullptr) {
     auto t = std::make_unique<Transposed>();

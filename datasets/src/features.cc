@@ -43,7 +43,7 @@ Status FeatureSink::AppendRow(const float* row) {
     } else {
       std::fill(dst, dst + dim_, 0.0f);  // an all-zero row stays zero
     }
-  } else {
+  } else if (dim_ > 0) {  // [N, 0] features: block_ is empty and its data() may be null
     std::memcpy(dst, row, static_cast<size_t>(dim_) * sizeof(float));
   }
   ++rows_;

@@ -13,6 +13,13 @@
 namespace foresight::datasets {
 namespace {
 
+// Class names, ids quoted in warnings and paths come from the input as raw
+// bytes; JSON strings must be UTF-8, so invalid sequences become U+FFFD
+// here instead of making the manifest unwritable.
+nlohmann::json ValidUtf8(const nlohmann::json& j) {
+  return nlohmann::json::parse(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 template <typename E>
 StatusOr<E> ParseEnum(const std::string& s, const char* flag,
                       std::initializer_list<std::pair<const char*, E>> values) {
@@ -73,10 +80,23 @@ Status WriteIds(storage::DatasetWriter* w, const char* file, const std::vector<i
   return out->Finish();
 }
 
+// Class ids become the width of the model's output layer (num_classes =
+// max label + 1) and per-class tables in the split, so a stray huge label
+// must be an error, not a multi-gigabyte allocation.
+constexpr int64_t kMaxClasses = int64_t{1} << 24;
+
 Status WriteLabels(internal::Job* job, int64_t* num_classes) {
   auto& labels = job->labels;
   int64_t max_label = -1;
-  for (int64_t l : labels) max_label = std::max(max_label, l);
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] >= kMaxClasses) {
+      const std::string& from = job->opt->labels;
+      return InvalidArgument((from.empty() ? std::string("labels") : from) + ": node " + std::to_string(i) +
+                             " has label " + std::to_string(labels[i]) + "; class ids must be below 2^24 = " +
+                             std::to_string(kMaxClasses) + " (num_classes = largest label + 1)");
+    }
+    max_label = std::max(max_label, labels[i]);
+  }
   *num_classes = job->class_names.empty() ? max_label + 1 : static_cast<int64_t>(job->class_names.size());
   const bool wide = max_label > INT32_MAX;
   FS_ASSIGN_OR_RETURN(auto out, job->writer->OpenArray(storage::kLabelsFile, wide ? DType::kI64 : DType::kI32, {}));
@@ -163,7 +183,10 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
 
   const graph::CsrBuildStats& st = builder->stats();
   storage::DatasetManifest& m = writer->manifest();
-  m.name = !o.name.empty() ? o.name : internal::BaseName(o.format == InputFormat::kEdgeList ? o.edges : o.input);
+  m.name = ValidUtf8(nlohmann::json(!o.name.empty() ? o.name
+                                                    : internal::BaseName(o.format == InputFormat::kEdgeList ? o.edges
+                                                                                                           : o.input)))
+               .get<std::string>();
   m.num_nodes = job.num_nodes;
   m.num_edges = st.num_edges;
   m.feature_dim = job.feature_dim;
@@ -183,7 +206,7 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
                           {"self_loops", st.self_loops_dropped},
                           {"duplicates", st.duplicates_dropped}};
   if (!job.warnings.empty()) src["warnings"] = job.warnings;
-  m.source = src;
+  m.source = ValidUtf8(src);
   FS_RETURN_IF_ERROR(writer->Commit());
 
   if (report != nullptr) {

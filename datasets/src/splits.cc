@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
 
 #include "foresight/core/rng.h"
@@ -74,11 +75,21 @@ Status RandomSplit(Job* job, std::vector<int64_t> out[3]) {
         out[0].push_back(order[i].second);
       }
     }
+    // One warning naming the first few short classes: class ids may run
+    // into the millions, and a line per class would swamp the log.
+    int64_t short_classes = 0;
+    std::string examples;
     for (int64_t c = 0; c < classes; ++c) {
-      if (count[c] < o.train_per_class) {
-        job->Warn("class " + std::to_string(c) + " has only " + std::to_string(count[c]) +
-                  " labelled nodes, fewer than --train-per-class " + std::to_string(o.train_per_class));
+      if (count[c] >= o.train_per_class) continue;
+      if (++short_classes <= 3) {
+        examples += (examples.empty() ? "" : ", ") + ("class " + std::to_string(c) + " has " +
+                                                      std::to_string(count[c]));
       }
+    }
+    if (short_classes > 0) {
+      job->Warn(std::to_string(short_classes) + (short_classes == 1 ? " class has" : " classes have") +
+                " fewer labelled nodes than --train-per-class " + std::to_string(o.train_per_class) + " (" +
+                examples + (short_classes > 3 ? ", ..." : "") + ")");
     }
   }
   const int64_t want[3] = {o.train_per_class > 0 ? 0 : std::llround(o.train_frac * total),

@@ -43,13 +43,41 @@ Status NeighborSampler::CheckGraph() const {
   return Status::OK();
 }
 
-Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, kernels::Csr* block) {
+Status NeighborSampler::CheckSeedsResident(const Tensor& source_mask) const {
+  const char* what = "NeighborSampler: source_mask";
+  FS_RETURN_IF_ERROR(CheckDefined(source_mask, what));
+  FS_RETURN_IF_ERROR(CheckDType(source_mask, DType::kU8, what));
+  FS_RETURN_IF_ERROR(CheckDim(source_mask, 1, what));
+  FS_RETURN_IF_ERROR(CheckContiguous(source_mask, what));
+  if (!source_mask.device().is_cpu()) {
+    return InvalidArgument(std::string(what) + ": expected a host tensor, got one on " +
+                           source_mask.device().ToString());
+  }
+  if (source_mask.size(0) != graph_.num_dst()) {
+    return InvalidArgument(std::string(what) + " has " + std::to_string(source_mask.size(0)) +
+                           " entries, expected one per graph node (" + std::to_string(graph_.num_dst()) + ")");
+  }
+  const uint8_t* m = source_mask.data<uint8_t>();
+  const std::vector<int64_t>& nodes = map_->nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (m[nodes[i]] == 0) {
+      return InvalidArgument("NeighborSampler: seeds[" + std::to_string(i) + "] = " + std::to_string(nodes[i]) +
+                             " is not resident (source_mask is 0 there): with resident sampling every seed "
+                             "must lie in the batch's resident partitions");
+    }
+  }
+  return Status::OK();
+}
+
+Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
+                                  kernels::Csr* block) {
   const int64_t num_dst = map_->size();
   // The frontier is a view of the map's node list; the map does not change
   // until SampleNeighbors has returned.
   const Tensor frontier = Tensor::FromBlob(const_cast<int64_t*>(map_->nodes().data()), {num_dst}, DType::kI64);
   Tensor indptr, neighbors;
-  FS_RETURN_IF_ERROR(kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors));
+  FS_RETURN_IF_ERROR(
+      kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors, source_mask));
   // Relabel in place: the sampled global ids become the block's local ids.
   FS_RETURN_IF_ERROR(map_->Relabel(neighbors.data<int64_t>(), neighbors.numel()));
   block->indptr = std::move(indptr);
@@ -60,7 +88,7 @@ Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey
 }
 
 Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int64_t epoch, int64_t batch,
-                               SampledBatch* out) {
+                               SampledBatch* out, const Tensor* source_mask) {
   if (out == nullptr) return InvalidArgument("NeighborSampler::Sample: out is null");
   FS_RETURN_IF_ERROR(CheckGraph());
   if (fanouts_.empty()) return InvalidArgument("NeighborSampler: fanouts is empty (need one per layer)");
@@ -72,13 +100,14 @@ Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int6
   }
   internal::ScopedReset reset(map_.get());
   FS_RETURN_IF_ERROR(map_->Begin(graph_.num_dst(), seeds, "seeds"));
+  if (source_mask != nullptr) FS_RETURN_IF_ERROR(CheckSeedsResident(*source_mask));
   const int num_layers = static_cast<int>(fanouts_.size());
   std::vector<kernels::Csr> blocks(num_layers);
   int64_t edges = 0;
   // Hop 0 draws the seeds' neighbours and yields the last block.
   for (int h = 0; h < num_layers; ++h) {
     kernels::Csr& block = blocks[num_layers - 1 - h];
-    FS_RETURN_IF_ERROR(SampleHop(ctx, fanouts_[h], HopKey(seed_, epoch, batch, h), &block));
+    FS_RETURN_IF_ERROR(SampleHop(ctx, fanouts_[h], HopKey(seed_, epoch, batch, h), source_mask, &block));
     edges += block.num_edges();
   }
   out->seeds = Tensor::Empty({seeds.size(0)}, DType::kI64);
@@ -100,7 +129,7 @@ Status NeighborSampler::FullNeighborBlock(const ExecContext& ctx, const Tensor& 
   FS_RETURN_IF_ERROR(map_->Begin(graph_.num_dst(), dst_nodes, "dst_nodes"));
   kernels::Csr result;
   // fanout -1 takes every neighbour in CSR order and draws nothing.
-  FS_RETURN_IF_ERROR(SampleHop(ctx, -1, RngKey{}, &result));
+  FS_RETURN_IF_ERROR(SampleHop(ctx, -1, RngKey{}, nullptr, &result));
   *src_nodes = map_->NodesTensor();
   *block = std::move(result);
   return Status::OK();

@@ -1,6 +1,8 @@
 // Dataset::Open: maps every array of a dataset dir and validates it against
 // the manifest and against each other, in O(N + E) parallel passes.
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,18 +24,35 @@ std::string ArrayDTypeString(const NpyInfo& info) {
   return DTypeName(info.dtype);
 }
 
+// Drops the pages of [p, p + bytes) that the scan of a read-only file
+// mapping has touched, so validating an E-sized array does not leave E
+// bytes in the process's RSS (mapped file pages count there, and
+// `--memory-budget` is the whole process's peak). The pages stay in the
+// page cache; a later reader faults them back in cheaply. Only the
+// page-aligned interior is dropped: its neighbours may belong to other
+// chunks still being read.
+void ReleaseScannedPages(const void* p, size_t bytes) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 // The first index in [0, n) for which bad(i) holds, or -1. Each chunk first
 // tests with a branch-free OR (vectorisable), and only a chunk that contains
 // a bad element is rescanned for its position; the smallest wins, so the
 // answer does not depend on thread scheduling.
-template <typename Bad>
-int64_t FirstBad(int64_t n, const Bad& bad) {
+// With `mapped` (the scanned array, a read-only file mapping), each chunk's
+// pages are released after its scan.
+template <typename Bad, typename T = char>
+int64_t FirstBad(int64_t n, const Bad& bad, const T* mapped = nullptr) {
   if (n <= 0) return -1;
   const int64_t chunks = ThreadPool::NumChunks(n, kScanGrain);
   std::vector<int64_t> first(static_cast<size_t>(chunks), -1);
   DefaultThreadPool()->ParallelForChunks(n, kScanGrain, [&](int64_t c, int64_t b, int64_t e) {
     bool any = false;
     for (int64_t i = b; i < e; ++i) any |= bad(i);
+    if (mapped != nullptr) ReleaseScannedPages(mapped + b, static_cast<size_t>(e - b) * sizeof(T));
     if (!any) return;
     for (int64_t i = b; i < e; ++i) {
       if (bad(i)) { first[static_cast<size_t>(c)] = i; return; }
@@ -52,7 +71,8 @@ int64_t IntAt(const Tensor& t, int64_t i) {
   return t.dtype() == DType::kI32 ? At<int32_t>(t, i) : At<int64_t>(t, i);
 }
 
-// First position of `t` (i32 or i64) whose value is outside [lo, hi).
+// First position of `t` (i32 or i64, a read-only file mapping) whose value
+// is outside [lo, hi). Scanned pages are released (ReleaseScannedPages).
 int64_t FirstOutside(const Tensor& t, int64_t lo, int64_t hi) {
   // (v - lo) as unsigned >= (hi - lo) is the whole range test in one compare.
   const uint64_t span = static_cast<uint64_t>(hi - lo);
@@ -60,10 +80,10 @@ int64_t FirstOutside(const Tensor& t, int64_t lo, int64_t hi) {
     const int32_t* p = t.data<int32_t>();
     return FirstBad(t.numel(), [&](int64_t i) {
       return static_cast<uint64_t>(static_cast<int64_t>(p[i]) - lo) >= span;
-    });
+    }, p);
   }
   const int64_t* p = t.data<int64_t>();
-  return FirstBad(t.numel(), [&](int64_t i) { return static_cast<uint64_t>(p[i] - lo) >= span; });
+  return FirstBad(t.numel(), [&](int64_t i) { return static_cast<uint64_t>(p[i] - lo) >= span; }, p);
 }
 
 class Opener {
@@ -131,6 +151,7 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in, bool
   ds->dir_ = dir;
   FS_ASSIGN_OR_RETURN(ds->manifest_, ReadManifest(dir + "/" + kManifestFile));
   const DatasetManifest& m = ds->manifest_;
+  FS_ASSIGN_OR_RETURN(ds->partition_offsets_, ParsePartitionOffsets(m, dir + "/" + kManifestFile));
   Opener op(dir, m);
   const int64_t n = m.num_nodes, e = m.num_edges, f = m.feature_dim, c = m.num_classes;
   const std::string nn = "num_nodes=" + std::to_string(n) + " in manifest.json";

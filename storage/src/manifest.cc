@@ -136,8 +136,11 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
   }
   auto parts = j.find("partitions");
   if (parts != j.end()) {
-    if (!parts->is_null() && !parts->is_array()) return FieldError(origin, "partitions", "must be null or a list");
+    if (!parts->is_null() && !parts->is_object()) {
+      return FieldError(origin, "partitions", "must be null or an object, got " + parts->dump());
+    }
     m.partitions = *parts;
+    FS_RETURN_IF_ERROR(ParsePartitionOffsets(m, origin).status());
   }
   auto src = j.find("source");
   if (src != j.end()) {
@@ -146,6 +149,50 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
   }
   *out = std::move(m);
   return Status::OK();
+}
+
+StatusOr<std::vector<int64_t>> ParsePartitionOffsets(const DatasetManifest& m, const std::string& origin) {
+  std::vector<int64_t> offsets;
+  const json& p = m.partitions;
+  if (p.is_null()) return offsets;
+  if (!p.is_object()) return FieldError(origin, "partitions", "must be null or an object, got " + p.dump());
+  auto pit = p.find("parts");
+  if (pit == p.end() || !pit->is_number_integer() || pit->get<int64_t>() < 1) {
+    return FieldError(origin, "partitions.parts",
+                      "must be an integer >= 1, got " + (pit == p.end() ? std::string("nothing") : pit->dump()));
+  }
+  const int64_t parts = pit->get<int64_t>();
+  auto it = p.find("offsets");
+  if (it == p.end() || !it->is_array()) {
+    return FieldError(origin, "partitions.offsets", "must be a list of P+1 row offsets");
+  }
+  if (static_cast<int64_t>(it->size()) != parts + 1) {
+    return FieldError(origin, "partitions.offsets",
+                      "must hold parts+1 = " + std::to_string(parts + 1) + " row offsets, got " +
+                          std::to_string(it->size()));
+  }
+  offsets.reserve(it->size());
+  for (const json& v : *it) {
+    if (!v.is_number_integer()) {
+      return FieldError(origin, "partitions.offsets",
+                        "entry " + std::to_string(offsets.size()) + " must be an integer, got " + v.dump());
+    }
+    const int64_t x = v.get<int64_t>();
+    const size_t i = offsets.size();
+    if (i == 0 && x != 0) return FieldError(origin, "partitions.offsets", "must start at 0, got " + std::to_string(x));
+    if (i > 0 && x < offsets.back()) {
+      return FieldError(origin, "partitions.offsets",
+                        "must be non-decreasing, but entry " + std::to_string(i) + " (" + std::to_string(x) +
+                            ") < entry " + std::to_string(i - 1) + " (" + std::to_string(offsets.back()) + ")");
+    }
+    offsets.push_back(x);
+  }
+  if (offsets.back() != m.num_nodes) {
+    return FieldError(origin, "partitions.offsets",
+                      "must end at num_nodes=" + std::to_string(m.num_nodes) + ", got " +
+                          std::to_string(offsets.back()));
+  }
+  return offsets;
 }
 
 StatusOr<DatasetManifest> ReadManifest(const std::string& path) {
@@ -161,7 +208,7 @@ StatusOr<DatasetManifest> ReadManifest(const std::string& path) {
   json j;
   try {
     j = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
     return DataLoss(path + ": manifest is not valid JSON: " + e.what());
   }
   DatasetManifest m;

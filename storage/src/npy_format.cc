@@ -1,5 +1,6 @@
 #include "npy_format.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <limits>
@@ -108,10 +109,15 @@ Status ParseDescr(const std::string& descr, const std::string& path, NpyInfo* in
 
 bool CheckedDataBytes(const Shape& shape, size_t item_size, size_t* out) {
   size_t n = item_size;
+  // Tensor strides multiply the dimensions with zeros counted as 1, so an
+  // empty array whose other dimensions overflow int64 is refused too.
+  int64_t span = static_cast<int64_t>(std::max<size_t>(item_size, 1));
   for (int64_t d : shape) {
     if (d < 0) return false;
     if (d != 0 && n > std::numeric_limits<size_t>::max() / static_cast<size_t>(d)) return false;
     n *= static_cast<size_t>(d);
+    if (d > 1 && span > std::numeric_limits<int64_t>::max() / d) return false;
+    span *= std::max<int64_t>(d, 1);
   }
   *out = n;
   return true;

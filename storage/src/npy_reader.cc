@@ -109,6 +109,45 @@ StatusOr<Tensor> LoadNpy(const std::string& path) {
   return t;
 }
 
+namespace {
+
+// Maps `len` bytes of `fd` read-only. Mappings of at least one huge page
+// start at a 2 MiB-aligned address (file offset 0 there, so every 2 MiB of
+// the file lines up with a PMD) and get MADV_HUGEPAGE: on kernels whose
+// page cache holds large folios for the filesystem, reads then fault in
+// 2 MiB pages, and random CSR and feature-row reads miss the TLB far less.
+// Elsewhere the advice changes nothing.
+StatusOr<void*> MapReadOnly(int fd, size_t len, const std::string& path) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  if (len < kHugePage) {
+    void* base = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) return ErrnoError("mmap " + path, errno);
+    return base;
+  }
+  // Reserve address space with room to align, map the file over the aligned
+  // part, and give back the slack on both sides.
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t len_pages = (len + page - 1) / page * page;
+  const size_t reserve = len_pages + kHugePage;
+  void* r = ::mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r == MAP_FAILED) return ErrnoError("mmap (address reservation) for " + path, errno);
+  const uintptr_t start = reinterpret_cast<uintptr_t>(r);
+  const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  void* base = ::mmap(reinterpret_cast<void*>(aligned), len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+  if (base == MAP_FAILED) {
+    const int err = errno;
+    ::munmap(r, reserve);
+    return ErrnoError("mmap " + path, err);
+  }
+  if (aligned > start) ::munmap(r, aligned - start);
+  const uintptr_t end = aligned + len_pages;
+  if (start + reserve > end) ::munmap(reinterpret_cast<void*>(end), start + reserve - end);
+  (void)::madvise(base, len, MADV_HUGEPAGE);  // advice only
+  return base;
+}
+
+}  // namespace
+
 StatusOr<Tensor> MmapNpy(const std::string& path, NpyInfo* info_out) {
   FS_ASSIGN_OR_RETURN(ScopedFd fd, internal::OpenFile(path, O_RDONLY));
   FS_ASSIGN_OR_RETURN(NpyInfo info, ReadHeaderFromFd(fd.get(), path));
@@ -116,8 +155,7 @@ StatusOr<Tensor> MmapNpy(const std::string& path, NpyInfo* info_out) {
   const size_t map_len = info.data_offset + info.data_bytes();
   // The whole file is mapped from offset 0 (mmap offsets must be page
   // aligned; numpy-written files put data at 64-byte boundaries).
-  void* base = ::mmap(nullptr, map_len, PROT_READ, MAP_SHARED, fd.get(), 0);
-  if (base == MAP_FAILED) return ErrnoError("mmap " + path, errno);
+  FS_ASSIGN_OR_RETURN(void* base, MapReadOnly(fd.get(), map_len, path));
   // The mapping outlives the fd; the owner unmaps when the last view goes.
   std::shared_ptr<void> owner(base, [map_len](void* p) { ::munmap(p, map_len); });
   char* data = static_cast<char*>(base) + info.data_offset;

@@ -39,6 +39,15 @@ checkpoint: /tmp/ckpt
 resume: yes
 eval-batch-size: 128
 quiet: true
+feature_store: disk
+cache-policy: lru
+cache_size: 64M
+lookahead: 4
+io_depth: 16
+memory-budget: 1G
+order: partition
+sampling: resident
+resident_partitions: 2
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -63,6 +72,15 @@ checkpoint = "/tmp/ckpt"
 resume = true
 eval-batch-size = 128
 quiet = true
+feature-store = "disk"
+cache_policy = "lru"
+cache-size = "64M"
+lookahead = 4
+io-depth = 16
+memory_budget = 1073741824
+order = "partition"
+sampling = "resident"
+resident-partitions = 2
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -86,6 +104,15 @@ std::vector<FlagValue> kFlags = {
     {"resume", ConfigValue::Bool(true)},
     {"eval-batch-size", ConfigValue::Text("128")},
     {"quiet", ConfigValue::Bool(true)},
+    {"feature-store", ConfigValue::Text("disk")},
+    {"cache-policy", ConfigValue::Text("lru")},
+    {"cache-size", ConfigValue::Text("65536K")},
+    {"lookahead", ConfigValue::Text("4")},
+    {"io-depth", ConfigValue::Text("16")},
+    {"memory-budget", ConfigValue::Text("1G")},
+    {"order", ConfigValue::Text("partition")},
+    {"sampling", ConfigValue::Text("resident")},
+    {"resident-partitions", ConfigValue::Text("2")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -121,6 +148,15 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_TRUE(o.resume);
   EXPECT_EQ(o.eval_batch_size, 128);
   EXPECT_FALSE(o.progress);  // quiet
+  EXPECT_EQ(o.feature_store, "disk");
+  EXPECT_EQ(o.cache_policy, "lru");
+  EXPECT_EQ(o.cache_size, int64_t{64} << 20);
+  EXPECT_EQ(o.lookahead, 4);
+  EXPECT_EQ(o.io_depth, 16);
+  EXPECT_EQ(o.memory_budget, int64_t{1} << 30);
+  EXPECT_EQ(o.order, "partition");
+  EXPECT_EQ(o.sampling, "resident");
+  EXPECT_EQ(o.resident_partitions, 2);
 }
 
 TEST(TrainConfig, EveryKeyIsCoveredByTheTestConfig) {

@@ -1,6 +1,11 @@
 // Optimizers against values computed by hand (in double) for two steps.
 #include "foresight/autograd/optimizer.h"
 
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "grad_check.h"
 
 namespace foresight::autograd {
@@ -108,6 +113,63 @@ TEST(OptimizerTest, RejectsBadOptions) {
   ASSERT_OK_AND_ASSIGN(auto opt, Optimizer::Create(o, {&a}));
   a.mutable_grad() = Vec({1.0f, 2.0f});
   EXPECT_ERROR_CONTAINS(opt->Step(CpuContext()), "'w'", "contiguous f32 of one shape");
+}
+
+// Long parameters (several update chunks, vector loop plus tail) give the
+// bits of the scalar update written out in float, for Adam and AdamW.
+TEST(OptimizerTest, AdamLongParametersMatchTheScalarUpdateBitwise) {
+  for (const char* kind : {"adam", "adamw"}) {
+    OptimizerOptions o;
+    o.kind = kind;
+    o.lr = 0.01f;
+    o.weight_decay = 0.05f;
+    const int64_t sizes[2] = {70001, 13};
+    std::vector<std::unique_ptr<Parameter>> params;
+    std::vector<Parameter*> raw;
+    std::vector<std::vector<float>> w, m, v;
+    for (int k = 0; k < 2; ++k) {
+      std::vector<float> init(static_cast<size_t>(sizes[k]));
+      for (int64_t i = 0; i < sizes[k]; ++i) init[i] = std::sin(0.37f * static_cast<float>(i + k));
+      params.push_back(std::make_unique<Parameter>("p" + std::to_string(k), Vec(init)));
+      raw.push_back(params.back().get());
+      w.push_back(init);
+      m.emplace_back(init.size(), 0.0f);
+      v.emplace_back(init.size(), 0.0f);
+    }
+    ASSERT_OK_AND_ASSIGN(auto opt, Optimizer::Create(o, raw));
+    const bool decoupled = std::string(kind) == "adamw";
+    for (int step = 1; step <= 3; ++step) {
+      const float b1 = o.beta1, b2 = o.beta2;
+      const float step_size = static_cast<float>(o.lr / (1.0 - std::pow(static_cast<double>(b1), step)));
+      const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(b2), step)));
+      const float wd = decoupled ? 0.0f : o.weight_decay;
+      const float shrink = decoupled ? std::fma(-o.lr, o.weight_decay, 1.0f) : 1.0f;
+      for (int k = 0; k < 2; ++k) {
+        std::vector<float> g(w[k].size());
+        for (size_t i = 0; i < g.size(); ++i) g[i] = std::cos(0.11f * static_cast<float>(i) + static_cast<float>(step));
+        raw[k]->mutable_grad() = Vec(g);
+        for (size_t i = 0; i < g.size(); ++i) {
+          // The documented update: its multiply-adds fused (std::fma).
+          const float gj = std::fma(wd, w[k][i], g[i]);
+          volatile float g1 = (1.0f - b1) * gj;  // volatile: no further contraction
+          volatile float g2 = (1.0f - b2) * gj;
+          volatile float g2g = g2 * gj;
+          m[k][i] = std::fma(b1, m[k][i], g1);
+          v[k][i] = std::fma(b2, v[k][i], g2g);
+          volatile float q = std::sqrt(v[k][i]) / bc2_sqrt;
+          volatile float den = q + o.eps;
+          volatile float num = step_size * m[k][i];
+          w[k][i] = std::fma(w[k][i], shrink, -(num / den));
+        }
+      }
+      ASSERT_OK(opt->Step(CpuContext()));
+      for (int k = 0; k < 2; ++k) {
+        for (size_t i = 0; i < w[k].size(); ++i) {
+          ASSERT_EQ(raw[k]->value().data<float>()[i], w[k][i]) << kind << " step " << step << " param " << k << " [" << i << "]";
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

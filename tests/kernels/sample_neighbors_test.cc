@@ -1,6 +1,9 @@
 // kernels::SampleNeighbors: subset / distinctness / count, fanout -1 and
 // fanout >= degree (all neighbours in CSR order), thread-count and
-// seed-position independence, uniformity of inclusion, and the errors.
+// seed-position independence, uniformity of inclusion, and the errors; with
+// a source mask: a naive reference, only allowed sources, an all-ones mask
+// giving the unmasked bits, thread counts, uniformity over the allowed
+// neighbours, and the mask's errors.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -226,6 +229,189 @@ TEST_P(SampleNeighborsTest, Errors) {
   EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, bad, I64({0}), 2, RngKey{}, &ptr, &nb), "graph.indices",
                         "i32 or i64");
   EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({0}), 2, RngKey{}, nullptr, &nb), "null");
+}
+
+// ---- source mask ----
+
+Tensor U8(const std::vector<uint8_t>& v) {
+  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kU8);
+  std::copy(v.begin(), v.end(), t.data<uint8_t>());
+  return t;
+}
+
+std::vector<uint8_t> RandomMask(int64_t n, double p_one, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> m(static_cast<size_t>(n));
+  // Nonzero bytes other than 1 count as allowed too.
+  for (auto& b : m) b = (rng() % 1000) < p_one * 1000 ? static_cast<uint8_t>(1 + rng() % 2) : 0;
+  return m;
+}
+
+// g with every row filtered to its allowed sources (CSR order kept).
+TestGraph Filtered(const TestGraph& g, const std::vector<uint8_t>& mask) {
+  TestGraph f;
+  f.adj.resize(g.adj.size());
+  for (size_t v = 0; v < g.adj.size(); ++v) {
+    for (int64_t u : g.adj[v]) {
+      if (mask[u] != 0) f.adj[v].push_back(u);
+    }
+  }
+  return f;
+}
+
+// The masked op written the slow way: Floyd over the allowed list with a
+// std::set, keyed as ops.h says.
+void NaiveMaskedSample(const TestGraph& g, const std::vector<uint8_t>& mask, const std::vector<int64_t>& seeds,
+                       int64_t fanout, RngKey key, std::vector<int64_t>* ptr, std::vector<int64_t>* nbrs) {
+  ptr->assign(1, 0);
+  nbrs->clear();
+  for (int64_t s : seeds) {
+    std::vector<int64_t> allowed;
+    for (int64_t u : g.adj[s]) {
+      if (mask[u] != 0) allowed.push_back(u);
+    }
+    const int64_t c = static_cast<int64_t>(allowed.size());
+    const int64_t k = (fanout < 0 || fanout >= c) ? c : fanout;
+    if (k == c) {
+      nbrs->insert(nbrs->end(), allowed.begin(), allowed.end());
+    } else {
+      std::set<int64_t> taken;
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t m = c - k + j;
+        int64_t t = static_cast<int64_t>(key.Below(static_cast<uint64_t>(m + 1), static_cast<uint64_t>(s), j));
+        if (!taken.insert(t).second) {
+          t = m;
+          taken.insert(t);
+        }
+        nbrs->push_back(allowed[t]);
+      }
+    }
+    ptr->push_back(static_cast<int64_t>(nbrs->size()));
+  }
+}
+
+TEST_P(SampleNeighborsTest, MaskedMatchesNaiveAndDrawsOnlyAllowed) {
+  const TestGraph g = RandomGraph(400, 40, 21, GetParam());
+  const std::vector<uint8_t> mask = RandomMask(400, 0.4, 3);
+  const Tensor mask_t = U8(mask);
+  const TestGraph allowed = Filtered(g, mask);
+  std::vector<int64_t> seeds;
+  // Every node, allowed or not: the mask restricts sources, not seeds.
+  for (int64_t v = 0; v < 400; ++v) seeds.push_back((v * 37) % 400);
+  ExecContext ctx = CpuContext(1);
+  const RngKey key = RngKey::FromSeed(9).Fold(4);
+  for (int64_t fanout : {-1, 0, 1, 3, 10, 25, 1000}) {
+    Tensor ptr, nb;
+    ASSERT_OK(SampleNeighbors(ctx, g.csr, ToDType(seeds, GetParam()), fanout, key, &ptr, &nb, &mask_t));
+    CheckSample(allowed, seeds, fanout, ptr, nb);
+    for (int64_t u : Vec(nb)) ASSERT_NE(mask[u], 0) << "drew masked-out source " << u << " at fanout " << fanout;
+    std::vector<int64_t> want_ptr, want_nb;
+    NaiveMaskedSample(g, mask, seeds, fanout, key, &want_ptr, &want_nb);
+    EXPECT_EQ(Vec(ptr), want_ptr) << "fanout " << fanout;
+    EXPECT_EQ(Vec(nb), want_nb) << "fanout " << fanout;
+  }
+}
+
+TEST_P(SampleNeighborsTest, AllOnesMaskGivesTheUnmaskedBits) {
+  const TestGraph g = RandomGraph(5000, 60, 13, GetParam());
+  std::vector<int64_t> seeds(3000);
+  std::mt19937_64 rng(8);
+  for (auto& s : seeds) s = static_cast<int64_t>(rng() % 5000);
+  const Tensor ones = U8(std::vector<uint8_t>(5000, 1));
+  ThreadPool two(2);
+  const ExecContext ctx = CpuContext(0, &two);
+  for (int64_t fanout : {-1, 1, 5, 25, 100}) {
+    const RngKey key = RngKey::FromSeed(77).Fold(static_cast<uint64_t>(fanout + 1));
+    Tensor p0, n0, p1, n1;
+    ASSERT_OK(SampleNeighbors(ctx, g.csr, I64(seeds), fanout, key, &p0, &n0));
+    ASSERT_OK(SampleNeighbors(ctx, g.csr, I64(seeds), fanout, key, &p1, &n1, &ones));
+    EXPECT_EQ(Vec(p0), Vec(p1)) << "fanout " << fanout;
+    EXPECT_EQ(Vec(n0), Vec(n1)) << "fanout " << fanout;
+  }
+}
+
+TEST_P(SampleNeighborsTest, MaskedSameForAnyThreadCount) {
+  const TestGraph g = RandomGraph(5000, 50, 17, GetParam());
+  const Tensor mask = U8(RandomMask(5000, 0.25, 6));
+  std::vector<int64_t> seeds(4000);
+  std::mt19937_64 rng(2);
+  for (auto& s : seeds) s = static_cast<int64_t>(rng() % 5000);
+  ThreadPool one(1), three(3);
+  const RngKey key = RngKey::FromSeed(5).Fold(1);
+  for (int64_t fanout : {-1, 4, 15}) {
+    Tensor p1, n1, p3, n3;
+    ASSERT_OK(SampleNeighbors(CpuContext(0, &one), g.csr, I64(seeds), fanout, key, &p1, &n1, &mask));
+    ASSERT_OK(SampleNeighbors(CpuContext(0, &three), g.csr, I64(seeds), fanout, key, &p3, &n3, &mask));
+    EXPECT_EQ(Vec(p1), Vec(p3)) << "fanout " << fanout;
+    EXPECT_EQ(Vec(n1), Vec(n3)) << "fanout " << fanout;
+  }
+}
+
+TEST_P(SampleNeighborsTest, MaskedUniformOverAllowedNeighbours) {
+  // Node 0 has in-neighbours 1..20 of which the 10 odd ones are allowed;
+  // fanout 3 includes each allowed one with probability 3/10 (sd ~ 65 over
+  // 20000 keys): a 6-sd band per neighbour and a chi-square bound.
+  std::vector<int64_t> indptr{0, 20}, row;
+  for (int v = 1; v <= 20; ++v) {
+    indptr.push_back(20);
+    row.push_back(v);
+  }
+  Csr csr;
+  csr.indptr = I64(indptr);
+  csr.indices = ToDType(row, GetParam());
+  csr.num_src = 21;
+  std::vector<uint8_t> m(21, 0);
+  for (int v = 1; v <= 20; v += 2) m[v] = 1;
+  const Tensor mask = U8(m);
+  ExecContext ctx = CpuContext(1);
+  const int kTrials = 20000;
+  std::vector<int64_t> count(21, 0);
+  for (int t = 0; t < kTrials; ++t) {
+    Tensor ptr, nb;
+    ASSERT_OK(SampleNeighbors(ctx, csr, I64({0}), 3, RngKey::FromSeed(500 + t), &ptr, &nb, &mask));
+    const std::vector<int64_t> got = Vec(nb);
+    ASSERT_EQ(got.size(), 3u);
+    ASSERT_EQ(std::set<int64_t>(got.begin(), got.end()).size(), 3u);
+    for (int64_t v : got) ++count[v];
+  }
+  const double expected = kTrials * 0.3;
+  const double sd = std::sqrt(kTrials * 0.3 * 0.7);
+  double chi2 = 0;
+  for (int v = 1; v <= 20; ++v) {
+    if (m[v] == 0) {
+      EXPECT_EQ(count[v], 0) << "masked-out neighbour " << v;
+      continue;
+    }
+    EXPECT_NEAR(static_cast<double>(count[v]), expected, 6 * sd) << "neighbour " << v;
+    chi2 += (count[v] - expected) * (count[v] - expected) / expected;
+  }
+  EXPECT_LT(chi2, 40.0);  // 9 degrees of freedom: P(chi2 > 40) < 1e-5
+}
+
+TEST_P(SampleNeighborsTest, MaskErrors) {
+  const TestGraph g = RandomGraph(10, 3, 1, GetParam());
+  ExecContext ctx = CpuContext(1);
+  Tensor ptr, nb;
+  const Tensor short_mask = U8(std::vector<uint8_t>(5, 1));
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({0}), 2, RngKey{}, &ptr, &nb, &short_mask),
+                        "SampleNeighbors: source_mask has 5 entries, expected one per graph source node (10)");
+  const Tensor i32_mask = Tensor::Zeros({10}, DType::kI32);
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({0}), 2, RngKey{}, &ptr, &nb, &i32_mask),
+                        "SampleNeighbors: source_mask: expected dtype u8, got i32");
+  const Tensor undefined;
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({0}), 2, RngKey{}, &ptr, &nb, &undefined),
+                        "SampleNeighbors: source_mask");
+  // The mask is indexed by the row's sources: a bad index is an error
+  // naming its position and row, not a read out of bounds.
+  Csr bad;
+  bad.indptr = I64({0, 1, 3});
+  bad.indices = ToDType({1, 0, 7}, GetParam());
+  bad.num_src = 2;
+  const Tensor mask2 = U8({1, 1});
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, bad, I64({0, 1}), 1, RngKey{}, &ptr, &nb, &mask2),
+                        "graph.indices[2] = 7 (row 1) is out of range [0, 2)");
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({11}), 2, RngKey{}, &ptr, &nb, &g.csr.indptr),
+                        "source_mask");
 }
 
 INSTANTIATE_TEST_SUITE_P(IndexTypes, SampleNeighborsTest, ::testing::Values(DType::kI32, DType::kI64),

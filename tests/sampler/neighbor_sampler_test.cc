@@ -1,6 +1,9 @@
 // NeighborSampler: block structure invariants, sampled neighbours against
 // the graph, the hop keys, determinism by (seed, epoch, batch) and thread
-// count, errors (and recovery after them), and FullNeighborBlock.
+// count, errors (and recovery after them), and FullNeighborBlock; resident
+// sampling with a source mask (only resident nodes, fanouts over the
+// resident in-neighbours, an all-ones mask changing nothing, thread count,
+// a seed that is not resident).
 #include "foresight/sampler/neighbor_sampler.h"
 
 #include <algorithm>
@@ -12,6 +15,8 @@
 #include "foresight/core/context.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/kernels/ops.h"
+#include "foresight/sampler/partition_order.h"
+#include "foresight/sampler/resident_mask.h"
 #include "testing/testing.h"
 
 namespace foresight::sampler {
@@ -295,6 +300,89 @@ TEST(NeighborSampler, FullNeighborBlockEqualsGraphRows) {
     EXPECT_ERROR_CONTAINS(sampler.FullNeighborBlock(ctx, I64({3, 3}), &block, &src), "dst_nodes[1] = 3",
                           "repeats dst_nodes[0]");
   }
+}
+
+// ---- resident sampling ----
+
+// g with every row filtered to the sources the mask allows.
+TestGraph Filtered(const TestGraph& g, const Tensor& mask) {
+  TestGraph f;
+  f.adj.resize(g.adj.size());
+  const uint8_t* m = mask.data<uint8_t>();
+  for (size_t v = 0; v < g.adj.size(); ++v) {
+    for (int64_t u : g.adj[v]) {
+      if (m[u] != 0) f.adj[v].push_back(u);
+    }
+  }
+  return f;
+}
+
+TEST(NeighborSampler, ResidentSamplingStaysInTheResidentPartitions) {
+  const TestGraph g = RandomGraph(3000, 25, 31);
+  std::vector<int64_t> offsets;
+  for (int p = 0; p <= 12; ++p) offsets.push_back(250 * p);
+  std::vector<int64_t> train = DistinctSeeds(3000, 900, 2);
+  PartitionOrder order(I64(train), offsets, 64, 9, 3);
+  ASSERT_OK(order.status());
+  const std::vector<int64_t> fanouts{6, 4, 3};
+  NeighborSampler sampler(g.csr, fanouts, 17);
+  NeighborSampler plain(g.csr, fanouts, 17);
+  ThreadPool one(1), three(3);
+  NeighborSampler sampler3(g.csr, fanouts, 17);
+  ResidentMask mask;
+  int64_t masked_edges = 0, plain_edges = 0;
+  for (int64_t b = 0; b < order.num_batches(); ++b) {
+    const Tensor seeds = order.Batch(1, b);
+    ASSERT_OK(mask.Set(order.offsets(), order.ResidentPartitions(1, b)));
+    SampledBatch got, got3, full;
+    ASSERT_OK(sampler.Sample(CpuContext(0, &one), seeds, 1, b, &got, &mask.mask()));
+    // Against the graph restricted to resident sources: counts are
+    // min(fanout, resident in-degree), draws distinct resident neighbours.
+    CheckBatch(Filtered(g, mask.mask()), Vec(seeds), fanouts, got);
+    const uint8_t* m = mask.mask().data<uint8_t>();
+    for (int64_t v : Vec(got.input_nodes)) ASSERT_NE(m[v], 0) << "batch " << b << ": node " << v << " not resident";
+    ASSERT_OK(sampler3.Sample(CpuContext(0, &three), seeds, 1, b, &got3, &mask.mask()));
+    ExpectSameBatch(got, got3);
+    ASSERT_OK(plain.Sample(CpuContext(0, &one), seeds, 1, b, &full));
+    masked_edges += got.sampled_edges;
+    plain_edges += full.sampled_edges;
+  }
+  // A quarter of the graph is resident: far fewer edges than full sampling.
+  EXPECT_LT(masked_edges, plain_edges);
+}
+
+TEST(NeighborSampler, AllOnesMaskChangesNothing) {
+  const TestGraph g = RandomGraph(2000, 30, 5, DType::kI32);
+  const std::vector<int64_t> seeds = DistinctSeeds(2000, 300, 6);
+  const std::vector<int64_t> fanouts{10, 5};
+  NeighborSampler sampler(g.csr, fanouts, 3);
+  ResidentMask mask;
+  ASSERT_OK(mask.Set({0, 700, 2000}, {1, 0}));
+  ThreadPool two(2);
+  SampledBatch a, b;
+  ASSERT_OK(sampler.Sample(CpuContext(0, &two), I64(seeds), 2, 7, &a));
+  ASSERT_OK(sampler.Sample(CpuContext(0, &two), I64(seeds), 2, 7, &b, &mask.mask()));
+  ExpectSameBatch(a, b);
+}
+
+TEST(NeighborSampler, ResidentSamplingErrors) {
+  const TestGraph g = RandomGraph(100, 5, 1);
+  NeighborSampler sampler(g.csr, {3, 2}, 1);
+  ResidentMask mask;
+  ASSERT_OK(mask.Set({0, 50, 100}, {0}));
+  const ExecContext ctx = CpuContext(1);
+  SampledBatch out;
+  EXPECT_ERROR_CONTAINS(sampler.Sample(ctx, I64({3, 77, 60}), 0, 0, &out, &mask.mask()),
+                        "NeighborSampler: seeds[1] = 77 is not resident (source_mask is 0 there)");
+  const Tensor small = Tensor::Zeros({99}, DType::kU8);
+  EXPECT_ERROR_CONTAINS(sampler.Sample(ctx, I64({3}), 0, 0, &out, &small),
+                        "NeighborSampler: source_mask has 99 entries, expected one per graph node (100)");
+  const Tensor f32 = Tensor::Zeros({100}, DType::kF32);
+  EXPECT_ERROR_CONTAINS(sampler.Sample(ctx, I64({3}), 0, 0, &out, &f32),
+                        "NeighborSampler: source_mask: expected dtype u8, got f32");
+  // The sampler recovers: a good batch after the errors.
+  ASSERT_OK(sampler.Sample(ctx, I64({3, 4}), 0, 0, &out, &mask.mask()));
+  EXPECT_EQ(Vec(out.seeds), (std::vector<int64_t>{3, 4}));
 }
 
 }  // namespace

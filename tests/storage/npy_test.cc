@@ -272,8 +272,27 @@ TEST(Npy, UnreadableFileNamesTheFile) {
   const std::string path = dir.File("secret.npy");
   ASSERT_OK(SaveNpy(path, Pattern({3}, DType::kF32)));
   ASSERT_EQ(0, ::chmod(path.c_str(), 0));
-  if (LoadNpy(path).ok()) GTEST_SKIP() << "running with privileges that ignore file modes (root)";
-  EXPECT_ERROR_CONTAINS(LoadNpy(path), path, "Permission denied");
+  // Root ignores file modes: the body runs as nobody when the test is root.
+  testing::RunUnprivileged({dir.path()}, [&] { EXPECT_ERROR_CONTAINS(LoadNpy(path), path, "Permission denied"); });
+}
+
+TEST(Npy, LargeMmapStartsOnAHugePageAndMatchesLoad) {
+  // >= 2 MiB maps take the aligned, MADV_HUGEPAGE path of MmapNpy.
+  TempDir dir;
+  const std::string path = dir.File("big.npy");
+  const Tensor t = Pattern({(3 << 20) / 16 + 5, 4}, DType::kF32);  // a little over 3 MiB
+  ASSERT_OK(SaveNpy(path, t));
+  NpyInfo info;
+  ASSERT_OK_AND_ASSIGN(Tensor mapped, MmapNpy(path, &info));
+  ASSERT_OK_AND_ASSIGN(Tensor loaded, LoadNpy(path));
+  ASSERT_EQ(mapped.shape(), t.shape());
+  EXPECT_EQ(0, std::memcmp(mapped.raw_data(), t.raw_data(), t.nbytes()));
+  EXPECT_EQ(0, std::memcmp(loaded.raw_data(), t.raw_data(), t.nbytes()));
+  const auto file_start = reinterpret_cast<uintptr_t>(mapped.raw_data()) - info.data_offset;
+  EXPECT_EQ(file_start % (2 << 20), 0u) << "the file is not mapped at a 2 MiB boundary";
+  // The last byte is readable (the mapping covers the whole file).
+  EXPECT_EQ(static_cast<const char*>(mapped.raw_data())[t.nbytes() - 1],
+            static_cast<const char*>(t.raw_data())[t.nbytes() - 1]);
 }
 
 TEST(Npy, WriteErrorNamesTheFile) {

@@ -15,8 +15,9 @@ std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path) {
     nlohmann::json j = nlohmann::json::parse(line);
     for (auto it = j.begin(); it != j.end();) {
       const std::string& key = it.key();
-      const bool timing = key.size() > 8 && (key.compare(key.size() - 8, 8, "_seconds") == 0 ||
-                                             key.find("_per_second") != std::string::npos);
+      const bool timing = (key.size() > 8 && (key.compare(key.size() - 8, 8, "_seconds") == 0 ||
+                                              key.find("_per_second") != std::string::npos)) ||
+                          key == "stages" || key == "bottleneck";
       it = timing ? j.erase(it) : std::next(it);
     }
     lines.push_back(j);

@@ -98,6 +98,12 @@ nlohmann::json TrainOptionsToJson(const TrainOptions& o) {
   j["patience"] = o.patience;
   j["seed"] = o.seed;
   j["eval_batch_size"] = o.eval_batch_size;
+  // The seed order and the sampling scope change which batches a run sees.
+  // The feature store, cache and memory budget do not (results are
+  // bit-identical across them), so a run may resume with different ones.
+  j["order"] = o.order;
+  j["sampling"] = o.sampling;
+  j["resident_partitions"] = o.resident_partitions;
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include "foresight/kernels/ops.h"
 #include "foresight/sampler/neighbor_sampler.h"
 #include "foresight/storage/npy.h"
+#include "foresight/storage/row_store.h"
 #include "layerwise_inference.h"
 #include "node_data.h"
 
@@ -46,12 +47,23 @@ Status Load(const InferenceOptions& o, Loaded* out) {
   return Status::OK();
 }
 
-Status Infer(const ExecContext& ctx, Loaded& l, int64_t chunk, const std::vector<Tensor>& output_groups,
-             bool want_embeddings, internal::LayerwiseOutputs* out) {
+Status Infer(const ExecContext& ctx, const InferenceOptions& o, Loaded& l,
+             const std::vector<Tensor>& output_groups, bool want_embeddings, internal::LayerwiseOutputs* out) {
   autograd::GraphBlock whole_graph(l.data.graph);
   sampler::NeighborSampler full_neighbors(l.data.graph, std::vector<int64_t>(l.model->num_layers(), -1), 0);
-  return internal::LayerwiseInference(ctx, *l.model, full_neighbors, whole_graph, l.data.dataset->features(),
-                                      chunk, output_groups, want_embeddings, l.full_graph, out);
+  const Tensor& features = l.data.dataset->features();
+  if (l.full_graph) {
+    // Whole graph per layer, as in training: every layer is in RAM anyway.
+    return internal::LayerwiseInference(ctx, *l.model, full_neighbors, whole_graph, features, o.eval_batch_size,
+                                        output_groups, want_embeddings, /*whole_graph_per_layer=*/true, out);
+  }
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::RowStore> store,
+                      storage::MemoryRowStore(features, /*writable=*/false));
+  internal::InferenceMemory memory;
+  memory.budget_bytes = o.hidden_memory_bytes;
+  memory.scratch_dir = o.scratch_dir;
+  return internal::LayerwiseInference(ctx, *l.model, full_neighbors, whole_graph, *store, o.eval_batch_size,
+                                      output_groups, want_embeddings, /*whole_graph_per_layer=*/false, memory, out);
 }
 
 Status Score(const ExecContext& ctx, const Tensor& logits, const Tensor& labels, double* acc, int64_t* counted) {
@@ -89,6 +101,9 @@ Status InferenceOptions::Validate() const {
   if (eval_batch_size < 1) {
     return InvalidArgument("eval_batch_size: must be >= 1, got " + std::to_string(eval_batch_size));
   }
+  if (hidden_memory_bytes < 0) {
+    return InvalidArgument("hidden_memory_bytes: must be >= 0, got " + std::to_string(hidden_memory_bytes));
+  }
   return Status::OK();
 }
 
@@ -105,7 +120,7 @@ Status Evaluate(const InferenceOptions& options, EvaluationResult* out) {
   FS_ASSIGN_OR_RETURN(Tensor eval_labels, internal::GatherLabels(d.labels(), eval_ids));
   FS_ASSIGN_OR_RETURN(Tensor train_labels, internal::GatherLabels(d.labels(), d.train_ids()));
   internal::LayerwiseOutputs outputs;
-  FS_RETURN_IF_ERROR(Infer(ctx, l, options.eval_batch_size, {eval_ids, d.train_ids()},
+  FS_RETURN_IF_ERROR(Infer(ctx, options, l, {eval_ids, d.train_ids()},
                            /*want_embeddings=*/false, &outputs));
 
   *out = EvaluationResult();
@@ -127,7 +142,7 @@ Status Export(const InferenceOptions& options, const std::string& output_dir) {
   ThreadPool pool(options.threads);
   const ExecContext ctx = CpuContext(0, &pool);
   internal::LayerwiseOutputs outputs;
-  FS_RETURN_IF_ERROR(Infer(ctx, l, options.eval_batch_size, {}, /*want_embeddings=*/true, &outputs));
+  FS_RETURN_IF_ERROR(Infer(ctx, options, l, {}, /*want_embeddings=*/true, &outputs));
 
   FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/embeddings.npy", outputs.embeddings));
   FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/predictions.npy", ArgmaxRows(ctx, outputs.logits[0])));

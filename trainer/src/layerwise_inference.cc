@@ -1,9 +1,14 @@
 #include "layerwise_inference.h"
 
 #include <algorithm>
+#include <future>
+#include <memory>
+#include <string>
+#include <utility>
 
 #include "foresight/autograd/tape.h"
 #include "foresight/kernels/ops.h"
+#include "needed_rows.h"
 #include "node_data.h"
 
 namespace foresight::trainer::internal {
@@ -11,95 +16,361 @@ namespace foresight::trainer::internal {
 using autograd::GraphBlock;
 using autograd::Tape;
 using autograd::Var;
+using storage::RowRequest;
+using storage::RowStore;
 
 namespace {
 
-// One layer over the whole graph as a single block (gcn).
-StatusOr<Tensor> WholeGraphLayer(const ExecContext& ctx, GnnModel& model, int layer,
-                                 GraphBlock& whole_graph, const Tensor& h) {
+// Rows per read when a whole store is loaded (whole-graph mode): bounds the
+// request list, not the result.
+constexpr int64_t kLoadBatchRows = 1 << 16;
+
+// A submission that must finish before its buffers go away: on an early
+// return the destructor waits for it (its Status is already superseded by
+// the error being returned).
+struct Pending {
+  RowStore* store = nullptr;
+  storage::IoTicket ticket = 0;
+  bool in_flight = false;
+
+  Status Wait() {
+    if (!in_flight) return Status::OK();
+    in_flight = false;
+    return store->Wait(ticket);
+  }
+  ~Pending() {
+    if (in_flight) {
+      Status ignored = store->Wait(ticket);
+      (void)ignored;
+    }
+  }
+};
+
+// Every row of `store` ([num_rows, row_width] of its dtype).
+StatusOr<Tensor> LoadAllRows(RowStore& store) {
+  const int64_t n = store.num_rows();
+  Tensor all = Tensor::Empty({n, store.row_width()}, store.dtype());
+  char* base = static_cast<char*>(all.raw_data());
+  const int64_t rb = store.row_bytes();
+  std::vector<RowRequest> reqs;
+  for (int64_t begin = 0; begin < n; begin += kLoadBatchRows) {
+    const int64_t end = std::min(n, begin + kLoadBatchRows);
+    reqs.resize(static_cast<size_t>(end - begin));
+    for (int64_t i = begin; i < end; ++i) reqs[static_cast<size_t>(i - begin)] = {i, base + i * rb};
+    FS_RETURN_IF_ERROR(store.Read(reqs));
+  }
+  return all;
+}
+
+// ---- whole graph per layer (models trained on the full graph) ----
+
+StatusOr<Tensor> WholeGraphLayer(const ExecContext& ctx, GnnModel& model, int layer, GraphBlock& whole_graph,
+                                 const Tensor& h) {
   FS_ASSIGN_OR_RETURN(Tensor x, FeaturesAsF32(ctx, h));
   Tape tape(ctx, /*training=*/false, /*record=*/false);
   FS_ASSIGN_OR_RETURN(Var y, model.ForwardLayer(tape, layer, whole_graph, Var(x)));
   return y.value();
 }
 
-// One layer for the destinations `dst_ids` (undefined: all nodes), chunk by
-// chunk over full-neighbour blocks.
-StatusOr<Tensor> ChunkedLayer(const ExecContext& ctx, GnnModel& model, int layer,
-                              sampler::NeighborSampler& sampler, const Tensor& h, const Tensor& dst_ids,
-                              int64_t chunk_size) {
-  const int64_t n_dst = dst_ids.defined() ? dst_ids.numel() : sampler.graph().num_dst();
-  const int64_t in_dim = model.LayerInputDim(layer);
-  Tensor out = Tensor::Empty({n_dst, model.LayerOutputDim(layer)}, DType::kF32);
-  for (int64_t begin = 0; begin < n_dst; begin += chunk_size) {
-    const int64_t end = std::min(n_dst, begin + chunk_size);
-    const Tensor ids = dst_ids.defined() ? dst_ids.Slice(0, begin, end) : IdRange(begin, end);
-    kernels::Csr block_csr;
-    Tensor src_nodes;
-    FS_RETURN_IF_ERROR(sampler.FullNeighborBlock(ctx, ids, &block_csr, &src_nodes));
-    Tensor x = Tensor::Empty({src_nodes.numel(), in_dim}, DType::kF32);
-    FS_RETURN_IF_ERROR(kernels::GatherRows(ctx, h, src_nodes, &x));
-    GraphBlock block(std::move(block_csr));
-    Tape tape(ctx, /*training=*/false, /*record=*/false);
-    FS_ASSIGN_OR_RETURN(Var y, model.ForwardLayer(tape, layer, block, Var(x)));
-    Tensor rows = out.Slice(0, begin, end);
-    FS_RETURN_IF_ERROR(rows.CopyFrom(y.value()));
+Status WholeGraphInference(const ExecContext& ctx, GnnModel& model, GraphBlock& whole_graph,
+                           const Tensor& features, const std::vector<Tensor>& output_groups,
+                           bool want_embeddings, LayerwiseOutputs* out) {
+  const int num_layers = model.num_layers();
+  if (want_embeddings && num_layers == 1) {
+    FS_ASSIGN_OR_RETURN(out->embeddings, FeaturesAsF32(ctx, features));
   }
-  return out;
+  Tensor h = features;
+  for (int l = 0; l + 1 < num_layers; ++l) {
+    FS_ASSIGN_OR_RETURN(h, WholeGraphLayer(ctx, model, l, whole_graph, h));
+  }
+  if (want_embeddings && num_layers > 1) out->embeddings = h;
+  FS_ASSIGN_OR_RETURN(Tensor all, WholeGraphLayer(ctx, model, num_layers - 1, whole_graph, h));
+  if (output_groups.empty()) {
+    out->logits.push_back(all);
+    return Status::OK();
+  }
+  for (const Tensor& ids : output_groups) {
+    Tensor rows = Tensor::Empty({ids.numel(), all.size(1)}, DType::kF32);
+    FS_RETURN_IF_ERROR(kernels::GatherRows(ctx, all, ids, &rows));
+    out->logits.push_back(rows);
+  }
+  return Status::OK();
 }
 
+// ---- chunked ----
+
+// Where a layer reads its input rows: `store`, at key rank[u] for node u
+// when the layer below kept only some rows, else at key u.
+struct LayerInput {
+  RowStore* store = nullptr;
+  const int64_t* rank = nullptr;
+};
+
+// One chunk of destinations: its block, its sources' global ids, and their
+// input rows, read into `rows` (a prefix of `buffer`, reused by later
+// chunks). `read` is declared last, so a read still in flight is waited
+// for before the buffers it writes into go away.
+struct Chunk {
+  int64_t begin = 0, end = 0;
+  kernels::Csr csr;
+  Tensor src_nodes;
+  Tensor buffer;
+  Tensor rows;
+  std::vector<RowRequest> reqs;
+  Pending read;
+};
+
+// Runs one layer chunk by chunk, reading the next chunk's rows while the
+// current one computes.
+class LayerRunner {
+ public:
+  // `gcn_degrees` (i64 [N], undefined unless the model is gcn): each
+  // node's out-degree in the whole graph's GCN normalisation.
+  LayerRunner(const ExecContext& ctx, GnnModel& model, sampler::NeighborSampler& sampler,
+              Tensor gcn_degrees, int64_t chunk_size)
+      : ctx_(ctx), model_(model), sampler_(sampler), gcn_degrees_(std::move(gcn_degrees)),
+        chunk_size_(chunk_size) {}
+
+  // Layer `layer` for the n_dst destinations `dst` (i32/i64 ids; undefined:
+  // nodes 0..n_dst-1), reading `in`. sink(begin, end, y) receives the rows
+  // of destinations [begin, end) of `dst` (y f32 [end - begin, out]); y
+  // stays valid as long as the sink keeps it.
+  template <typename Sink>
+  Status Run(int layer, const LayerInput& in, const Tensor& dst, int64_t n_dst, Sink&& sink) {
+    const int64_t num_chunks = (n_dst + chunk_size_ - 1) / chunk_size_;
+    if (num_chunks == 0) return Status::OK();
+    Chunk chunks[2];
+    // Chunk k+1's block and rows are loaded by a pool task while this
+    // thread computes chunk k: the store's copies (page cache or memory)
+    // then overlap the layer's compute, on the same CPU budget. Only the
+    // task touches the sampler and the input store meanwhile.
+    Loader loader;
+    loader.Start(*ctx_.pool, [&] { return Load(in, dst, n_dst, 0, &chunks[0]); });
+    for (int64_t k = 0; k < num_chunks; ++k) {
+      FS_RETURN_IF_ERROR(loader.Finish());
+      Chunk& cur = chunks[k & 1];
+      if (k + 1 < num_chunks) {
+        Chunk* next = &chunks[(k + 1) & 1];
+        loader.Start(*ctx_.pool, [&, k, next] { return Load(in, dst, n_dst, k + 1, next); });
+      }
+      FS_ASSIGN_OR_RETURN(Tensor y, Compute(layer, &cur));
+      FS_RETURN_IF_ERROR(sink(cur.begin, cur.end, y));
+    }
+    return Status::OK();
+  }
+
+ private:
+  // One load in flight on the pool; waited for before its chunk is used,
+  // and on every return (its chunk's buffers must outlive it).
+  class Loader {
+   public:
+    ~Loader() {
+      if (done_.valid()) done_.wait();
+    }
+    template <typename Fn>
+    void Start(ThreadPool& pool, Fn fn) {
+      done_ = pool.Submit([this, fn] { status_ = fn(); });
+    }
+    Status Finish() {
+      done_.get();
+      return status_;
+    }
+
+   private:
+    std::future<void> done_;
+    Status status_;
+  };
+
+  Status Load(const LayerInput& in, const Tensor& dst, int64_t n_dst, int64_t k, Chunk* c) {
+    FS_RETURN_IF_ERROR(Prepare(in, dst, n_dst, k, c));
+    return c->read.Wait();
+  }
+
+  // Builds chunk k's block and submits the read of its sources' rows.
+  // Runs on a pool task: its loops run inline there.
+  Status Prepare(const LayerInput& in, const Tensor& dst, int64_t n_dst, int64_t k, Chunk* c) {
+    c->begin = k * chunk_size_;
+    c->end = std::min(n_dst, c->begin + chunk_size_);
+    const Tensor ids = dst.defined() ? dst.Slice(0, c->begin, c->end) : IdRange(c->begin, c->end);
+    FS_RETURN_IF_ERROR(sampler_.FullNeighborBlock(ctx_, ids, &c->csr, &c->src_nodes));
+    const int64_t n_src = c->src_nodes.numel();
+    RowStore& store = *in.store;
+    const int64_t width = store.row_width();
+    if (!c->buffer.defined() || c->buffer.size(0) < n_src || c->buffer.size(1) != width ||
+        c->buffer.dtype() != store.dtype()) {
+      // A little slack, so slowly growing chunks do not reallocate each time.
+      c->buffer = Tensor::Empty({n_src + n_src / 4, width}, store.dtype());
+    }
+    c->rows = c->buffer.Slice(0, 0, n_src);
+    c->reqs.resize(static_cast<size_t>(n_src));
+    const int64_t* src = c->src_nodes.data<int64_t>();
+    const int64_t* rank = in.rank;
+    char* base = static_cast<char*>(c->rows.raw_data());
+    const int64_t rb = store.row_bytes();
+    RowRequest* reqs = c->reqs.data();
+    ctx_.pool->ParallelFor(n_src, 16384, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        reqs[i].key = rank != nullptr ? rank[src[i]] : src[i];
+        reqs[i].data = base + i * rb;
+      }
+    });
+    FS_ASSIGN_OR_RETURN(c->read.ticket, store.SubmitRead(c->reqs, nullptr));
+    c->read.store = &store;
+    c->read.in_flight = true;
+    return Status::OK();
+  }
+
+  StatusOr<Tensor> Compute(int layer, Chunk* c) {
+    FS_ASSIGN_OR_RETURN(Tensor x, FeaturesAsF32(ctx_, c->rows));
+    std::unique_ptr<GraphBlock> block;
+    if (gcn_degrees_.defined()) {
+      // The whole graph's normalisation: in-degrees are the chunk's own
+      // (a block row holds all in-edges), out-degrees the whole graph's.
+      const int64_t n_src = c->src_nodes.numel();
+      Tensor degrees = Tensor::Empty({n_src}, DType::kI64);
+      const int64_t* src = c->src_nodes.data<int64_t>();
+      const int64_t* all = gcn_degrees_.data<int64_t>();
+      int64_t* d = degrees.data<int64_t>();
+      ctx_.pool->ParallelFor(n_src, 16384, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) d[i] = all[src[i]];
+      });
+      kernels::Csr normalized;
+      FS_RETURN_IF_ERROR(kernels::GcnNormalizeWithOutDegrees(ctx_, c->csr, degrees, &normalized));
+      block = std::make_unique<GraphBlock>(std::move(c->csr), std::move(normalized));
+    } else {
+      block = std::make_unique<GraphBlock>(std::move(c->csr));
+    }
+    Tape tape(ctx_, /*training=*/false, /*record=*/false);
+    FS_ASSIGN_OR_RETURN(Var y, model_.ForwardLayer(tape, layer, *block, Var(x)));
+    return y.value();
+  }
+
+  const ExecContext& ctx_;
+  GnnModel& model_;
+  sampler::NeighborSampler& sampler_;
+  Tensor gcn_degrees_;
+  int64_t chunk_size_;
+};
+
+// A sink writing chunk rows to positions [begin, end) of a scratch store,
+// one write in flight while the next chunk computes.
+class StoreSink {
+ public:
+  explicit StoreSink(RowStore& store) : store_(store) { write_.store = &store; }
+
+  Status operator()(int64_t begin, int64_t end, const Tensor& y) {
+    FS_RETURN_IF_ERROR(write_.Wait());
+    rows_ = y;  // kept alive until the write completes
+    reqs_.resize(static_cast<size_t>(end - begin));
+    char* base = static_cast<char*>(rows_.raw_data());
+    const int64_t rb = store_.row_bytes();
+    for (int64_t i = begin; i < end; ++i) reqs_[static_cast<size_t>(i - begin)] = {i, base + (i - begin) * rb};
+    FS_ASSIGN_OR_RETURN(write_.ticket, store_.SubmitWrite(reqs_));
+    write_.in_flight = true;
+    return Status::OK();
+  }
+  Status Finish() { return write_.Wait(); }
+
+ private:
+  RowStore& store_;
+  Tensor rows_;
+  std::vector<RowRequest> reqs_;
+  Pending write_;  // last: waited for before rows_ and reqs_ go away
+};
+
 }  // namespace
+
+Status LayerwiseInference(const ExecContext& ctx, GnnModel& model, sampler::NeighborSampler& sampler,
+                          GraphBlock& whole_graph, RowStore& features, int64_t chunk_size,
+                          const std::vector<Tensor>& output_groups, bool want_embeddings,
+                          bool whole_graph_per_layer, const InferenceMemory& memory, LayerwiseOutputs* out) {
+  if (chunk_size < 1) return InvalidArgument("layer-wise inference: chunk size must be >= 1");
+  if (memory.budget_bytes < 0) {
+    return InvalidArgument("layer-wise inference: memory budget must be >= 0 bytes, got " +
+                           std::to_string(memory.budget_bytes));
+  }
+  const kernels::Csr& graph = sampler.graph();
+  const int64_t n = graph.num_dst();
+  if (features.num_rows() != n) {
+    return InvalidArgument("layer-wise inference: " + std::to_string(features.num_rows()) +
+                           " feature rows (" + features.backend() + " store) for a graph of " + std::to_string(n) +
+                           " nodes");
+  }
+  if (features.row_width() != model.LayerInputDim(0)) {
+    return InvalidArgument("layer-wise inference: feature rows of width " + std::to_string(features.row_width()) +
+                           " for a model whose input width is " + std::to_string(model.LayerInputDim(0)));
+  }
+  *out = LayerwiseOutputs();
+  if (whole_graph_per_layer) {
+    FS_ASSIGN_OR_RETURN(Tensor all, LoadAllRows(features));
+    return WholeGraphInference(ctx, model, whole_graph, all, output_groups, want_embeddings, out);
+  }
+
+  const int num_layers = model.num_layers();
+  const int last = num_layers - 1;
+  if (want_embeddings && num_layers == 1) {
+    FS_ASSIGN_OR_RETURN(Tensor all, LoadAllRows(features));
+    FS_ASSIGN_OR_RETURN(out->embeddings, FeaturesAsF32(ctx, all));
+  }
+  // Embeddings are every node's last hidden layer: compute all rows then.
+  FS_ASSIGN_OR_RETURN(std::vector<LayerRows> needed,
+                      NeededRows(ctx, graph, num_layers, want_embeddings ? std::vector<Tensor>() : output_groups));
+  Tensor gcn_degrees;
+  if (model.NeedsWholeGraphPerLayer()) FS_RETURN_IF_ERROR(kernels::GcnOutDegrees(ctx, graph, &gcn_degrees));
+  LayerRunner runner(ctx, model, sampler, gcn_degrees, chunk_size);
+
+  LayerInput in{&features, nullptr};
+  std::unique_ptr<ScratchRows> held;  // the hidden layer `in` reads
+  for (int l = 0; l < last; ++l) {
+    const LayerRows& rows = needed[static_cast<size_t>(l)];
+    const int64_t count = rows.count(n);
+    const int64_t width = model.LayerOutputDim(l);
+    const int64_t bytes = count * width * static_cast<int64_t>(sizeof(float));
+    const int64_t held_bytes = held != nullptr && held->in_ram() ? held->bytes() : 0;
+    const bool is_embeddings = want_embeddings && l == last - 1;
+    const bool in_ram = is_embeddings || held_bytes + bytes <= memory.budget_bytes;
+    FS_ASSIGN_OR_RETURN(std::unique_ptr<ScratchRows> next,
+                        ScratchRows::Create(count, width, in_ram, memory.scratch_dir));
+    StoreSink sink(next->store());
+    FS_RETURN_IF_ERROR(runner.Run(l, in, rows.all ? Tensor() : rows.ids, count, sink));
+    FS_RETURN_IF_ERROR(sink.Finish());
+    if (is_embeddings) out->embeddings = next->tensor();
+    held = std::move(next);  // the layer below is no longer needed
+    in = LayerInput{&held->store(), rows.all ? nullptr : rows.rank.data<int64_t>()};
+  }
+
+  const int64_t classes = model.LayerOutputDim(last);
+  auto run_last = [&](const Tensor& ids, int64_t count) -> Status {
+    Tensor logits = Tensor::Empty({count, classes}, DType::kF32);
+    FS_RETURN_IF_ERROR(runner.Run(last, in, ids, count, [&](int64_t begin, int64_t end, const Tensor& y) {
+      Tensor rows = logits.Slice(0, begin, end);
+      return rows.CopyFrom(y);
+    }));
+    out->logits.push_back(logits);
+    return Status::OK();
+  };
+  if (output_groups.empty()) return run_last(Tensor(), n);
+  for (const Tensor& ids : output_groups) FS_RETURN_IF_ERROR(run_last(ids, ids.numel()));
+  return Status::OK();
+}
 
 Status LayerwiseInference(const ExecContext& ctx, GnnModel& model, sampler::NeighborSampler& sampler,
                           GraphBlock& whole_graph, const Tensor& features, int64_t chunk_size,
                           const std::vector<Tensor>& output_groups, bool want_embeddings,
                           bool whole_graph_per_layer, LayerwiseOutputs* out) {
   if (chunk_size < 1) return InvalidArgument("layer-wise inference: chunk size must be >= 1");
-  const kernels::Csr& graph = sampler.graph();
-  if (features.size(0) != graph.num_dst()) {
-    return InvalidArgument("layer-wise inference: " + std::to_string(features.size(0)) +
-                           " feature rows for a graph of " + std::to_string(graph.num_dst()) + " nodes");
+  if (features.dim() != 2 || features.size(0) != sampler.graph().num_dst()) {
+    return InvalidArgument("layer-wise inference: features " + ShapeToString(features.shape()) +
+                           " for a graph of " + std::to_string(sampler.graph().num_dst()) + " nodes");
   }
-  const int num_layers = model.num_layers();
-  const bool whole = whole_graph_per_layer || model.NeedsWholeGraphPerLayer();
-  *out = LayerwiseOutputs();
-  if (want_embeddings && num_layers == 1) {
-    FS_ASSIGN_OR_RETURN(out->embeddings, FeaturesAsF32(ctx, features));
+  if (whole_graph_per_layer) {
+    // The tensor itself, without the store's copy.
+    *out = LayerwiseOutputs();
+    return WholeGraphInference(ctx, model, whole_graph, features, output_groups, want_embeddings, out);
   }
-  Tensor h = features;
-  for (int l = 0; l + 1 < num_layers; ++l) {
-    if (whole) {
-      FS_ASSIGN_OR_RETURN(h, WholeGraphLayer(ctx, model, l, whole_graph, h));
-    } else {
-      FS_ASSIGN_OR_RETURN(h, ChunkedLayer(ctx, model, l, sampler, h, Tensor(), chunk_size));
-    }
-  }
-  if (want_embeddings && num_layers > 1) out->embeddings = h;
-
-  const int last = num_layers - 1;
-  if (whole) {
-    FS_ASSIGN_OR_RETURN(Tensor all, WholeGraphLayer(ctx, model, last, whole_graph, h));
-    if (output_groups.empty()) {
-      out->logits.push_back(all);
-      return Status::OK();
-    }
-    for (const Tensor& ids : output_groups) {
-      Tensor rows = Tensor::Empty({ids.numel(), all.size(1)}, DType::kF32);
-      FS_RETURN_IF_ERROR(kernels::GatherRows(ctx, all, ids, &rows));
-      out->logits.push_back(rows);
-    }
-    return Status::OK();
-  }
-  if (output_groups.empty()) {
-    FS_ASSIGN_OR_RETURN(Tensor all, ChunkedLayer(ctx, model, last, sampler, h, Tensor(), chunk_size));
-    out->logits.push_back(all);
-    return Status::OK();
-  }
-  for (const Tensor& ids : output_groups) {
-    FS_ASSIGN_OR_RETURN(Tensor rows, ChunkedLayer(ctx, model, last, sampler, h, ids, chunk_size));
-    out->logits.push_back(rows);
-  }
-  return Status::OK();
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<RowStore> store, storage::MemoryRowStore(features, /*writable=*/false));
+  return LayerwiseInference(ctx, model, sampler, whole_graph, *store, chunk_size, output_groups, want_embeddings,
+                            whole_graph_per_layer, InferenceMemory(), out);
 }
 
 }  // namespace foresight::trainer::internal

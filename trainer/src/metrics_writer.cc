@@ -22,6 +22,15 @@ nlohmann::json EpochMetricsToJson(const EpochMetrics& m) {
   j["backward_seconds"] = m.backward_seconds;
   j["optimizer_seconds"] = m.optimizer_seconds;
   j["eval_seconds"] = m.eval_seconds;
+  j["cache_hits"] = m.cache_hits;
+  j["cache_misses"] = m.cache_misses;
+  j["bytes_read"] = m.bytes_read;
+  j["bytes_written"] = m.bytes_written;
+  j["rows_requested"] = m.rows_requested;
+  nlohmann::json stages = nlohmann::json::object();
+  for (const auto& [name, s] : m.stages) stages[name] = {{"busy", s.busy}, {"wait", s.wait}};
+  j["stages"] = stages;
+  j["bottleneck"] = m.bottleneck;
   return j;
 }
 

@@ -16,8 +16,11 @@ namespace foresight::trainer::internal {
 
 // The epoch line's object (keys: epoch, loss, train_acc, val_acc, test_acc,
 // epoch_seconds, seeds_per_second, sampled_edges_per_second, seeds,
-// sampled_edges, and <phase>_seconds for sample, gather, forward, backward,
-// optimizer, eval).
+// sampled_edges, <phase>_seconds for sample, gather, forward, backward,
+// optimizer, eval; cache_hits, cache_misses, bytes_read, bytes_written,
+// rows_requested; "stages": {"<stage>": {"busy": s, "wait": s}, ...} for
+// sample, plan, read, assemble, compute, write_back (empty in full-graph
+// mode) and "bottleneck", the busiest stage).
 nlohmann::json EpochMetricsToJson(const EpochMetrics& m);
 
 class MetricsWriter {

@@ -1,13 +1,24 @@
-// Mini-batch training: seeds in SeedOrder's per-epoch order, neighbourhoods
-// sampled per (epoch, batch), input features gathered as f32; evaluation by
-// layer-wise full-neighbour inference on the validation and test ids.
+// Mini-batch training through the feature pipeline (pipeline/
+// feature_pipeline.h): seeds in random or partition order, neighbourhoods
+// sampled per (epoch, batch) W batches ahead, input features read from the
+// feature store through the lookahead cache, the step on this thread;
+// evaluation by layer-wise full-neighbour inference on the validation and
+// test ids. The pipeline lives across epochs (its lookahead crosses epoch
+// boundaries and keeps reading while an epoch is evaluated) and starts at
+// the first epoch trained, so a resumed run picks up at its (epoch, batch).
+#include <algorithm>
 #include <memory>
 
 #include "epoch_runner.h"
-#include "foresight/kernels/ops.h"
+#include "foresight/cache/cache_planner.h"
+#include "foresight/core/logging.h"
 #include "foresight/sampler/neighbor_sampler.h"
+#include "foresight/sampler/partition_order.h"
 #include "foresight/sampler/seed_order.h"
 #include "layerwise_inference.h"
+#include "pipeline/feature_pipeline.h"
+#include "pipeline/memory_plan.h"
+#include "pipeline/pipeline_setup.h"
 
 namespace foresight::trainer::internal {
 
@@ -17,6 +28,9 @@ using autograd::Var;
 
 namespace {
 
+constexpr int kQueueCapacity = 2;
+constexpr int kMaxInFlight = 4;
+
 class MiniBatchRunner : public EpochRunner {
  public:
   explicit MiniBatchRunner(const RunState& state) : state_(state), whole_graph_(state.data->graph) {}
@@ -24,57 +38,111 @@ class MiniBatchRunner : public EpochRunner {
   Status Init() {
     const storage::Dataset& d = *state_.data->dataset;
     const TrainOptions& o = *state_.options;
+    // Measured before anything of this run's size is allocated.
+    const int64_t baseline = CurrentRssBytes() - MappedRssBytes(d.dir());
     sampler_ = std::make_unique<sampler::NeighborSampler>(state_.data->graph, o.fanouts, o.seed);
-    order_ = std::make_unique<sampler::SeedOrder>(d.train_ids(), o.batch_size, o.seed);
-    FS_RETURN_IF_ERROR(order_->status());
+    FS_ASSIGN_OR_RETURN(store_, OpenFeatureStore(o, d));
+    FS_RETURN_IF_ERROR(MakeOrder(d, o));
     eval_ids_ = ConcatIds(d.val_ids(), d.test_ids());
     FS_ASSIGN_OR_RETURN(eval_labels_, GatherLabels(d.labels(), eval_ids_));
+
+    MemoryInputs mi;
+    mi.dataset = &d;
+    mi.options = &o;
+    for (const autograd::Parameter* p : state_.model->Parameters()) mi.parameters += p->value().numel();
+    mi.row_bytes = store_->row_bytes();
+    mi.queue_capacity = kQueueCapacity;
+    mi.max_in_flight = kMaxInFlight;
+    mi.baseline_bytes = std::max<int64_t>(0, baseline);
+    if (o.memory_budget > 0) FS_RETURN_IF_ERROR(ProbeBatches(&mi.probe_rows, &mi.probe_edges));
+    memory_ = EstimateMemory(mi);
+    eval_layer_bytes_ = EvaluationLayerBytes(mi);
+    FS_ASSIGN_OR_RETURN(cache_bytes_, PlanCacheBytes(o, memory_));
+    // More slots than rows would only cost planner memory.
+    cache_bytes_ = std::min(cache_bytes_, d.num_nodes() * store_->row_bytes());
+    FS_ASSIGN_OR_RETURN(cache_policy_, cache::ParsePolicy(o.cache_policy));
+    if (o.memory_budget > 0) {
+      FS_LOG(INFO) << "memory budget " << FormatBytes(o.memory_budget) << ": " << memory_.Describe()
+                   << "; feature cache " << FormatBytes(cache_bytes_);
+    }
     return Status::OK();
   }
 
   Status TrainEpoch(int epoch, EpochMetrics* m) override {
-    const storage::Dataset& d = *state_.data->dataset;
-    const int64_t num_batches = order_->num_batches();
+    const int64_t nb = order_->num_batches();
+    const int64_t first = static_cast<int64_t>(epoch) * nb;
+    if (pipeline_ == nullptr || next_seq_ != first) FS_RETURN_IF_ERROR(StartPipeline(first));
     double loss_sum = 0;
     int64_t correct = 0, counted = 0;
-    for (int64_t b = 0; b < num_batches; ++b) {
+    for (int64_t b = 0; b < nb; ++b) {
+      BatchPtr batch;
+      double waited = 0;
+      FS_RETURN_IF_ERROR(pipeline_->Next(&batch, &waited));
+      if (batch->seq != first + b) {
+        return Internal("pipeline delivered batch " + std::to_string(batch->seq) + ", expected " +
+                        std::to_string(first + b));
+      }
       Stopwatch watch;
-      const Tensor seeds = order_->Batch(epoch, b);
-      sampler::SampledBatch batch;
-      FS_RETURN_IF_ERROR(sampler_->Sample(state_.ctx, seeds, epoch, b, &batch));
-      m->sample_seconds += watch.Lap();
-
-      Tensor x = Tensor::Empty({batch.input_nodes.numel(), d.feature_dim()}, DType::kF32);
-      FS_RETURN_IF_ERROR(kernels::GatherRows(state_.ctx, d.features(), batch.input_nodes, &x));
-      FS_ASSIGN_OR_RETURN(Tensor labels, GatherLabels(d.labels(), batch.seeds));
-      std::vector<GraphBlock> blocks;
-      blocks.reserve(batch.blocks.size());
-      for (kernels::Csr& csr : batch.blocks) blocks.emplace_back(std::move(csr));
-      std::vector<GraphBlock*> block_ptrs;
-      for (GraphBlock& g : blocks) block_ptrs.push_back(&g);
-      m->gather_seconds += watch.Lap();
-
-      Tape tape(state_.ctx.WithRng(StepKey(state_.options->seed, epoch, b)), /*training=*/true);
       StepResult r;
-      FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, Var(x), labels, m, &r));
+      {
+        auto turn = pipeline_->budget().ComputeTurn();
+        std::vector<GraphBlock> blocks;
+        blocks.reserve(batch->sampled.blocks.size());
+        for (kernels::Csr& csr : batch->sampled.blocks) blocks.emplace_back(std::move(csr));
+        std::vector<GraphBlock*> block_ptrs;
+        for (GraphBlock& g : blocks) block_ptrs.push_back(&g);
+        Tape tape(state_.ctx.WithRng(StepKey(state_.options->seed, epoch, b)), /*training=*/true);
+        FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, Var(batch->x), batch->labels, m, &r));
+      }
       loss_sum += r.loss;
       correct += r.correct;
       counted += r.counted;
-      m->seeds += batch.seeds.numel();
-      m->sampled_edges += batch.sampled_edges;
-      if (state_.callbacks->on_batch) state_.callbacks->on_batch(epoch + 1, b, num_batches, r.loss);
+      m->seeds += batch->sampled.seeds.numel();
+      m->sampled_edges += batch->sampled.sampled_edges;
+      batch->x = Tensor();  // compute is done with the batch's buffers
+      batch->sampled = sampler::SampledBatch();
+      const double busy = watch.Lap();
+      FS_RETURN_IF_ERROR(pipeline_->Done(std::move(batch), &waited));
+      pipeline_->BookCompute(epoch, busy, waited);
+      next_seq_ = first + b + 1;
+      if (state_.callbacks->on_stages) state_.callbacks->on_stages(StagesOf(pipeline_->PeekEpoch(epoch)));
+      if (state_.callbacks->on_batch) state_.callbacks->on_batch(epoch + 1, b, nb, r.loss);
     }
-    m->loss = num_batches == 0 ? 0.0 : loss_sum / static_cast<double>(num_batches);
+    FS_RETURN_IF_ERROR(pipeline_->WaitReleased(first + nb - 1));
+    if (first + nb == pipeline_->config().end_seq) FS_RETURN_IF_ERROR(pipeline_->Finish());
+    const EpochAccount account = pipeline_->TakeEpoch(epoch);
+    m->loss = nb == 0 ? 0.0 : loss_sum / static_cast<double>(nb);
     m->train_acc = counted == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(counted);
+    m->cache_hits = account.io.hits;
+    m->cache_misses = account.io.misses;
+    m->rows_requested = account.io.rows_requested;
+    m->bytes_read = account.io.bytes_read;
+    m->bytes_written = account.io.bytes_written;
+    m->stages = StagesOf(account);
+    m->bottleneck = Bottleneck(m->stages);
+    // The phases of the old serial loop, from the stages that now overlap.
+    m->sample_seconds = account.stages[static_cast<int>(Stage::kSample)].busy;
+    m->gather_seconds = account.stages[static_cast<int>(Stage::kRead)].busy +
+                        account.stages[static_cast<int>(Stage::kAssemble)].busy;
     return Status::OK();
   }
 
   Status Evaluate(double* val_acc, double* test_acc) override {
     const storage::Dataset& d = *state_.data->dataset;
+    // Evaluation reads features from the training store: the read stage
+    // pauses meanwhile (the sample and plan stages keep running ahead),
+    // within the same CPU budget.
+    std::unique_lock<std::mutex> store_lock, turn;
+    if (pipeline_ != nullptr) {
+      store_lock = pipeline_->LockStore();
+      turn = pipeline_->budget().ComputeTurn();
+    }
+    InferenceMemory memory;
+    if (state_.options->memory_budget > 0) memory.budget_bytes = eval_layer_bytes_;
     LayerwiseOutputs outputs;
-    FS_RETURN_IF_ERROR(LayerwiseInference(state_.ctx, *state_.model, *sampler_, whole_graph_,
-                                          d.features(), state_.options->eval_batch_size, {eval_ids_},
-                                          /*want_embeddings=*/false, /*whole_graph_per_layer=*/false,
+    FS_RETURN_IF_ERROR(LayerwiseInference(state_.ctx, *state_.model, *sampler_, whole_graph_, *store_,
+                                          state_.options->eval_batch_size, {eval_ids_},
+                                          /*want_embeddings=*/false, /*whole_graph_per_layer=*/false, memory,
                                           &outputs));
     const int64_t nv = d.val_ids().numel();
     const int64_t n = eval_ids_.numel();
@@ -86,17 +154,121 @@ class MiniBatchRunner : public EpochRunner {
   }
 
  private:
+  // The largest input rows and edges of the first few batches (full
+  // neighbourhoods: an upper bound for resident sampling too).
+  Status ProbeBatches(int64_t* rows, int64_t* edges) {
+    const int64_t probes = std::min<int64_t>(4, order_->num_batches());
+    for (int64_t b = 0; b < probes; ++b) {
+      sampler::SampledBatch batch;
+      FS_RETURN_IF_ERROR(sampler_->Sample(state_.ctx, order_->Batch(0, b), 0, b, &batch));
+      *rows = std::max(*rows, batch.input_nodes.numel());
+      *edges = std::max(*edges, batch.sampled_edges);
+    }
+    return Status::OK();
+  }
+
+  Status MakeOrder(const storage::Dataset& d, const TrainOptions& o) {
+    if (o.order == "partition") {
+      FS_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, PartitionOffsets(d));
+      const int parts = static_cast<int>(offsets.size()) - 1;
+      int group = o.resident_partitions;
+      if (group == 0) group = AutoGroupSize(o, d, offsets);
+      group = std::min(group, parts);
+      auto order = std::make_unique<sampler::PartitionOrder>(d.train_ids(), std::move(offsets), o.batch_size,
+                                                             o.seed, group);
+      FS_RETURN_IF_ERROR(order->status());
+      partition_order_ = order.get();
+      order_ = std::move(order);
+      return Status::OK();
+    }
+    auto order = std::make_unique<sampler::SeedOrder>(d.train_ids(), o.batch_size, o.seed);
+    FS_RETURN_IF_ERROR(order->status());
+    order_ = std::move(order);
+    return Status::OK();
+  }
+
+  // resident_partitions 0: as many partitions as the cache holds (by the
+  // largest partition's rows), at least 1. The cache size is not planned
+  // yet when the order is made, so this uses options.cache_size when given
+  // and else the whole budget (an upper bound of the cache; the group only
+  // shapes the order and the resident set, never the pipeline's memory).
+  int AutoGroupSize(const TrainOptions& o, const storage::Dataset& d, const std::vector<int64_t>& offsets) const {
+    int64_t largest = 1;
+    for (size_t p = 0; p + 1 < offsets.size(); ++p) largest = std::max(largest, offsets[p + 1] - offsets[p]);
+    const int64_t cache = o.cache_size >= 0 ? o.cache_size : o.memory_budget;
+    const int64_t row_bytes = d.feature_dim() * static_cast<int64_t>(DTypeSize(d.manifest().feature_dtype));
+    const int64_t fit = row_bytes > 0 ? cache / (largest * row_bytes) : 0;
+    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(fit, static_cast<int64_t>(offsets.size()) - 1)));
+  }
+
+  Status StartPipeline(int64_t first_seq) {
+    pipeline_.reset();  // stops a pipeline positioned elsewhere
+    const storage::Dataset& d = *state_.data->dataset;
+    const TrainOptions& o = *state_.options;
+    PipelineConfig c;
+    c.ctx = state_.ctx;
+    c.order = order_.get();
+    c.graph = state_.data->graph;
+    c.fanouts = o.fanouts;
+    c.seed = o.seed;
+    if (o.sampling == "resident") c.resident_order = partition_order_;
+    c.store = store_.get();
+    c.cache.policy = cache_policy_;
+    c.cache.capacity_bytes = cache_bytes_;
+    c.cache.row_bytes = store_->row_bytes();
+    c.cache.lookahead = o.lookahead;
+    c.cache.writable = false;
+    c.cache.key_space = d.num_nodes();
+    if (cache_policy_ == cache::Policy::kStatic) {
+      c.static_keys = KeysByInDegree(d.indptr(), cache_bytes_ / store_->row_bytes());
+    }
+    c.labels = d.labels();
+    c.batches_per_epoch = order_->num_batches();
+    c.start_seq = first_seq;
+    c.end_seq = static_cast<int64_t>(o.epochs) * order_->num_batches();
+    c.queue_capacity = kQueueCapacity;
+    c.max_in_flight = kMaxInFlight;
+    FS_ASSIGN_OR_RETURN(pipeline_, FeaturePipeline::Start(std::move(c)));
+    next_seq_ = first_seq;
+    return Status::OK();
+  }
+
+  static std::vector<std::pair<std::string, StageSeconds>> StagesOf(const EpochAccount& a) {
+    std::vector<std::pair<std::string, StageSeconds>> out;
+    for (int s = 0; s < kNumStages; ++s) out.emplace_back(StageName(static_cast<Stage>(s)), a.stages[s]);
+    return out;
+  }
+
   RunState state_;
   GraphBlock whole_graph_;  // gcn's evaluation: the normalised graph, built once
-  // Samples training blocks and, between epochs, builds the full-neighbour
-  // blocks of evaluation (never both at once).
+  // Builds evaluation's full-neighbour blocks (the sample stage has its own).
   std::unique_ptr<sampler::NeighborSampler> sampler_;
-  std::unique_ptr<sampler::SeedOrder> order_;
+  std::unique_ptr<sampler::BatchOrder> order_;
+  const sampler::PartitionOrder* partition_order_ = nullptr;  // order_, when partition
+  std::unique_ptr<storage::RowStore> store_;
+  MemoryEstimate memory_;
+  int64_t cache_bytes_ = 0;
+  int64_t eval_layer_bytes_ = 0;  // RAM for evaluation's hidden layers under a budget
+  cache::Policy cache_policy_ = cache::Policy::kLookahead;
+  std::unique_ptr<FeaturePipeline> pipeline_;
+  int64_t next_seq_ = -1;
   Tensor eval_ids_;
   Tensor eval_labels_;
 };
 
 }  // namespace
+
+std::string Bottleneck(const std::vector<std::pair<std::string, StageSeconds>>& stages) {
+  std::string best;
+  double busiest = -1;
+  for (const auto& [name, s] : stages) {
+    if (s.busy > busiest) {
+      busiest = s.busy;
+      best = name;
+    }
+  }
+  return best;
+}
 
 StatusOr<std::unique_ptr<EpochRunner>> MakeMiniBatchRunner(const RunState& state) {
   auto runner = std::make_unique<MiniBatchRunner>(state);

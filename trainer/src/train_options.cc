@@ -57,6 +57,52 @@ Status TrainOptions::Validate() const {
   if (eval_batch_size < 1) {
     return InvalidArgument("eval_batch_size: must be >= 1, got " + std::to_string(eval_batch_size));
   }
+  if (feature_store != "memory" && feature_store != "mmap" && feature_store != "disk") {
+    return InvalidArgument("feature_store: '" + feature_store + "' is not one of memory, mmap, disk");
+  }
+  if (cache_policy != "lookahead" && cache_policy != "lru" && cache_policy != "static") {
+    return InvalidArgument("cache_policy: '" + cache_policy + "' is not one of lookahead, lru, static");
+  }
+  if (cache_size < -1) {
+    return InvalidArgument("cache_size: must be >= 0 bytes (or -1: sized from memory_budget), got " +
+                           std::to_string(cache_size));
+  }
+  if (lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(lookahead));
+  if (io_depth < 1) return InvalidArgument("io_depth: must be >= 1, got " + std::to_string(io_depth));
+  if (memory_budget < 0) {
+    return InvalidArgument("memory_budget: must be >= 0 bytes (0 = none), got " + std::to_string(memory_budget));
+  }
+  if (order != "random" && order != "partition") {
+    return InvalidArgument("order: '" + order + "' is not one of random, partition");
+  }
+  if (sampling != "full" && sampling != "resident") {
+    return InvalidArgument("sampling: '" + sampling + "' is not one of full, resident");
+  }
+  if (resident_partitions < 0) {
+    return InvalidArgument("resident_partitions: must be >= 0 (0 = as many as the cache holds), got " +
+                           std::to_string(resident_partitions));
+  }
+  if (sampling == "resident" && order != "partition") {
+    return InvalidArgument("sampling: resident restricts sampling to the batch's partition group, so it needs "
+                           "order = partition (got order = " + order + ")");
+  }
+  if (full_graph) {
+    // Full-graph training reads every feature at once from the mapped file.
+    const char* mini_batch_only = nullptr;
+    if (feature_store == "disk") mini_batch_only = "feature_store: disk";
+    else if (cache_size > 0) mini_batch_only = "cache_size";
+    else if (order != "random") mini_batch_only = "order: partition";
+    else if (sampling != "full") mini_batch_only = "sampling: resident";
+    else if (memory_budget > 0) mini_batch_only = "memory_budget";
+    if (mini_batch_only != nullptr) {
+      return InvalidArgument(std::string(mini_batch_only) +
+                             " applies to mini-batch training; full_graph reads every feature at once");
+    }
+  }
+  if (memory_budget > 0 && cache_size > memory_budget) {
+    return InvalidArgument("cache_size: " + std::to_string(cache_size) + " bytes exceeds memory_budget (" +
+                           std::to_string(memory_budget) + " bytes)");
+  }
   if (resume && checkpoint_dir.empty()) {
     return InvalidArgument("resume: needs a checkpoint directory to resume from");
   }

@@ -102,6 +102,10 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
     if (own_display) reporter.OnBatch(epoch, batch, num_batches, loss);
     if (callbacks.on_batch) callbacks.on_batch(epoch, batch, num_batches, loss);  // epoch from 1
   };
+  observers.on_stages = [&](const std::vector<std::pair<std::string, StageSeconds>>& stages) {
+    if (own_display) reporter.OnStages(stages);
+    if (callbacks.on_stages) callbacks.on_stages(stages);
+  };
 
   internal::RunState run;
   run.ctx = ctx;

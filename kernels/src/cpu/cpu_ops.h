@@ -34,6 +34,9 @@ Status Spmm(const ExecContext& ctx, const Csr& csr, Reduce reduce, const Tensor&
 Status SpmmBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t, const Tensor& edge_perm,
                     Reduce reduce, const Tensor& grad_out, const Tensor& argmax, Tensor* grad_x);
 Status GcnNormalize(const ExecContext& ctx, const Csr& csr, Csr* out);
+Status GcnOutDegrees(const ExecContext& ctx, const Csr& csr, Tensor* out_degree);
+Status GcnNormalizeWithOutDegrees(const ExecContext& ctx, const Csr& csr, const Tensor& src_out_degree,
+                                  Csr* out);
 
 Status GatEdgeScores(const ExecContext& ctx, const Csr& csr, const Tensor& el, const Tensor& er,
                      float slope, Tensor* scores);

@@ -14,6 +14,15 @@
 // random over the whole graph, so both passes prefetch a few seeds ahead;
 // the op runs near the speed of those misses (a graph backed by huge pages
 // halves them on machines where TLB misses dominate).
+//
+// With a source mask the count pass also counts each row's allowed
+// neighbours c (one mask byte per edge; the mask of a graph that fits in
+// memory is small enough to stay in cache), and the fill pass runs Floyd
+// over [0, c), mapping draw t to the t-th allowed neighbour through a
+// per-chunk list of them. A row whose neighbours are all allowed takes the
+// unmasked path, so an all-ones mask reproduces the unmasked bits. The
+// masked variant is a separate instantiation: the unmasked loops are the
+// same code as without this feature.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -66,10 +75,28 @@ inline int64_t SampleCount(int64_t fanout, int64_t degree) {
   return (fanout < 0 || fanout >= degree) ? degree : fanout;
 }
 
-template <typename IdxT, typename SeedT>
+// Floyd's draw of k distinct positions of [0, n) for node s, writing get(t)
+// for each drawn position t into dst (draw j -> dst[j]).
+template <typename Get>
+inline void FloydDraw(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst, Get get) {
+  taken->Reset(k);
+  const int64_t base = n - k;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t m = base + j;  // draw from [0, m]
+    int64_t t = static_cast<int64_t>(key.Below(static_cast<uint64_t>(m + 1), s, j));
+    if (!taken->Insert(t)) {
+      t = m;  // m is new: earlier draws were all < m
+      taken->Insert(t);
+    }
+    dst[j] = get(t);
+  }
+}
+
+template <typename IdxT, typename SeedT, bool kMasked>
 Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                  RngKey key, Tensor* out_indptr, Tensor* out_neighbors) {
+                  RngKey key, const uint8_t* mask, Tensor* out_indptr, Tensor* out_neighbors) {
   const int64_t num_nodes = graph.num_dst();
+  const uint64_t num_src = static_cast<uint64_t>(graph.num_src);
   const int64_t num_seeds = seeds.size(0);
   const int64_t* indptr = graph.indptr.data<int64_t>();
   const IdxT* indices = graph.indices.data<IdxT>();
@@ -84,23 +111,35 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
   std::vector<int64_t> chunk_bad(chunks, -1);  // first bad seed position
 
   // Row starts and degrees of the seeds, saved by pass 1 so pass 2 reads
-  // no indptr.
+  // no indptr; with a mask also each row's count of allowed neighbours.
   std::vector<int64_t> row_begin(static_cast<size_t>(num_seeds)), degree(static_cast<size_t>(num_seeds));
+  std::vector<int64_t> allowed(kMasked ? static_cast<size_t>(num_seeds) : 0);
   int64_t* rb = row_begin.data();
   int64_t* deg = degree.data();
+  int64_t* avail = allowed.data();
 
   // Pass 1: counts into op[i + 1], row starts, validation, chunk totals.
   // The indptr reads are random; prefetching a few seeds ahead overlaps
-  // their cache and TLB misses.
+  // their cache and TLB misses. The masked pass reads the rows too: indptr
+  // is prefetched twice as far ahead so that the row prefetch can use it.
   ctx.pool->ParallelForChunks(num_seeds, kSeedGrain, [&](int64_t c, int64_t b, int64_t e) {
     int64_t total = 0;
     for (int64_t i = b; i < e; ++i) {
-      if (i + kPrefetchSeeds < e) {
+      if (kMasked) {
+        if (i + 2 * kPrefetchSeeds < e) {
+          const uint64_t ahead = static_cast<uint64_t>(seed_ids[i + 2 * kPrefetchSeeds]);
+          if (ahead < static_cast<uint64_t>(num_nodes)) __builtin_prefetch(indptr + ahead);
+        }
+        if (i + kPrefetchSeeds < e) {
+          const uint64_t ahead = static_cast<uint64_t>(seed_ids[i + kPrefetchSeeds]);
+          if (ahead < static_cast<uint64_t>(num_nodes)) __builtin_prefetch(indices + indptr[ahead]);
+        }
+      } else if (i + kPrefetchSeeds < e) {
         const uint64_t ahead = static_cast<uint64_t>(seed_ids[i + kPrefetchSeeds]);
         if (ahead < static_cast<uint64_t>(num_nodes)) __builtin_prefetch(indptr + ahead);
       }
       const int64_t s = static_cast<int64_t>(seed_ids[i]);
-      int64_t cnt = 0, begin = 0, d = 0;
+      int64_t cnt = 0, begin = 0, d = 0, a = 0;
       if (s < 0 || s >= num_nodes) {
         if (chunk_bad[c] < 0) chunk_bad[c] = i;
       } else {
@@ -108,12 +147,29 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
         d = indptr[s + 1] - begin;
         if (d < 0) {
           if (chunk_bad[c] < 0) chunk_bad[c] = i;
+        } else if (kMasked) {
+          const IdxT* nb = indices + begin;
+          bool in_range = true;
+          for (int64_t j = 0; j < d; ++j) {
+            const uint64_t u = static_cast<uint64_t>(nb[j]);
+            if (u >= num_src) {
+              in_range = false;
+              break;
+            }
+            a += mask[u] != 0;
+          }
+          if (!in_range) {
+            if (chunk_bad[c] < 0) chunk_bad[c] = i;
+            a = 0;
+          }
+          cnt = SampleCount(fanout, a);
         } else {
           cnt = SampleCount(fanout, d);
         }
       }
       rb[i] = begin;
       deg[i] = d;
+      if (kMasked) avail[i] = a;
       op[i + 1] = cnt;
       total += cnt;
     }
@@ -128,10 +184,21 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
       return OutOfRange("SampleNeighbors: seeds[" + std::to_string(i) + "] = " + std::to_string(s) +
                         " is out of range [0, " + std::to_string(num_nodes) + ")");
     }
-    return InvalidArgument("SampleNeighbors: graph.indptr decreases at row " + std::to_string(s) +
-                           " (indptr[" + std::to_string(s) + "] = " + std::to_string(indptr[s]) +
-                           " > indptr[" + std::to_string(s + 1) + "] = " + std::to_string(indptr[s + 1]) +
-                           ")");
+    if (indptr[s + 1] < indptr[s]) {
+      return InvalidArgument("SampleNeighbors: graph.indptr decreases at row " + std::to_string(s) +
+                             " (indptr[" + std::to_string(s) + "] = " + std::to_string(indptr[s]) +
+                             " > indptr[" + std::to_string(s + 1) + "] = " + std::to_string(indptr[s + 1]) +
+                             ")");
+    }
+    // Only the masked pass checks indices (it indexes the mask with them).
+    for (int64_t pos = indptr[s]; pos < indptr[s + 1]; ++pos) {
+      const int64_t u = static_cast<int64_t>(indices[pos]);
+      if (u < 0 || static_cast<uint64_t>(u) >= num_src) {
+        return OutOfRange("SampleNeighbors: graph.indices[" + std::to_string(pos) + "] = " + std::to_string(u) +
+                          " (row " + std::to_string(s) + ") is out of range [0, " + std::to_string(num_src) +
+                          ")");
+      }
+    }
   }
 
   std::vector<int64_t> chunk_offset(chunks, 0);
@@ -148,28 +215,39 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
   // op[b+1 .. e] only, so chunks never touch each other's entries.
   ctx.pool->ParallelForChunks(num_seeds, kSeedGrain, [&](int64_t c, int64_t b, int64_t e) {
     TakenSet taken;
+    std::vector<IdxT> candidates;  // masked rows: the allowed neighbours, in CSR order
     int64_t pos = chunk_offset[c];
     for (int64_t i = b; i < e; ++i) {
       if (i + kPrefetchSeeds < e) __builtin_prefetch(indices + rb[i + kPrefetchSeeds]);
       const int64_t k = op[i + 1];
       const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
-      const int64_t row = rb[i];
-      const IdxT* nb = indices + row;
+      const IdxT* nb = indices + rb[i];
       int64_t* dst = out + pos;
       const int64_t d = deg[i];
-      if (k == d) {
-        for (int64_t j = 0; j < d; ++j) dst[j] = static_cast<int64_t>(nb[j]);
+      if (!kMasked || avail[i] == d) {
+        if (k == d) {
+          for (int64_t j = 0; j < d; ++j) dst[j] = static_cast<int64_t>(nb[j]);
+        } else {
+          FloydDraw(key, s, k, d, &taken, dst, [nb](int64_t t) { return static_cast<int64_t>(nb[t]); });
+        }
       } else {
-        taken.Reset(k);
-        const int64_t base = d - k;
-        for (int64_t j = 0; j < k; ++j) {
-          const int64_t m = base + j;  // draw from [0, m]
-          int64_t t = static_cast<int64_t>(key.Below(static_cast<uint64_t>(m + 1), s, j));
-          if (!taken.Insert(t)) {
-            t = m;  // m is new: earlier draws were all < m
-            taken.Insert(t);
+        const int64_t a = avail[i];
+        if (k == a) {
+          int64_t w = 0;
+          for (int64_t j = 0; j < d; ++j) {
+            if (mask[static_cast<uint64_t>(nb[j])] != 0) dst[w++] = static_cast<int64_t>(nb[j]);
           }
-          dst[j] = static_cast<int64_t>(nb[t]);
+        } else {
+          // Branch-free compaction writes one slot past the last allowed one.
+          if (static_cast<int64_t>(candidates.size()) < a + 1) candidates.resize(static_cast<size_t>(a + 1));
+          IdxT* cand = candidates.data();
+          int64_t w = 0;
+          for (int64_t j = 0; j < d; ++j) {
+            const IdxT u = nb[j];
+            cand[w] = u;
+            w += mask[static_cast<uint64_t>(u)] != 0;
+          }
+          FloydDraw(key, s, k, a, &taken, dst, [cand](int64_t t) { return static_cast<int64_t>(cand[t]); });
         }
       }
       pos += k;
@@ -182,23 +260,33 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
   return Status::OK();
 }
 
+template <typename IdxT, typename SeedT>
+Status DispatchMask(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
+                    RngKey key, const Tensor* source_mask, Tensor* out_indptr, Tensor* out_neighbors) {
+  if (source_mask != nullptr) {
+    return SampleImpl<IdxT, SeedT, true>(ctx, graph, seeds, fanout, key, source_mask->data<uint8_t>(),
+                                         out_indptr, out_neighbors);
+  }
+  return SampleImpl<IdxT, SeedT, false>(ctx, graph, seeds, fanout, key, nullptr, out_indptr, out_neighbors);
+}
+
 template <typename IdxT>
 Status DispatchSeeds(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                     RngKey key, Tensor* out_indptr, Tensor* out_neighbors) {
+                     RngKey key, const Tensor* source_mask, Tensor* out_indptr, Tensor* out_neighbors) {
   if (seeds.dtype() == DType::kI32) {
-    return SampleImpl<IdxT, int32_t>(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors);
+    return DispatchMask<IdxT, int32_t>(ctx, graph, seeds, fanout, key, source_mask, out_indptr, out_neighbors);
   }
-  return SampleImpl<IdxT, int64_t>(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors);
+  return DispatchMask<IdxT, int64_t>(ctx, graph, seeds, fanout, key, source_mask, out_indptr, out_neighbors);
 }
 
 }  // namespace
 
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors) {
+                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask) {
   if (graph.indices.dtype() == DType::kI32) {
-    return DispatchSeeds<int32_t>(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors);
+    return DispatchSeeds<int32_t>(ctx, graph, seeds, fanout, key, source_mask, out_indptr, out_neighbors);
   }
-  return DispatchSeeds<int64_t>(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors);
+  return DispatchSeeds<int64_t>(ctx, graph, seeds, fanout, key, source_mask, out_indptr, out_neighbors);
 }
 
 }  // namespace foresight::kernels::cpu

@@ -17,6 +17,11 @@ class GraphBlock {
  public:
   GraphBlock() = default;
   explicit GraphBlock(kernels::Csr csr) : csr_(std::move(csr)) {}
+  // A block whose GCN-normalised form is given (GcnNormalized returns it)
+  // rather than derived from `csr`: a chunk of a larger graph carries that
+  // graph's normalisation weights, which the chunk's own degrees cannot give
+  // (layer-wise inference; see kernels::GcnNormalizeWithOutDegrees).
+  GraphBlock(kernels::Csr csr, kernels::Csr gcn_normalized);
 
   const kernels::Csr& csr() const { return csr_; }
   int64_t num_dst() const { return csr_.num_dst(); }

@@ -26,26 +26,40 @@
 //    stage executes plans in sequence order and completes a plan's
 //    write-backs before issuing its fetches, so a later fetch of that key
 //    reads the written value.
-// So: execute plans in order; before reading or assembling plan p, wait for
-// Release(p.wait_for_seq); within a plan, write-backs, then fetches and
-// bypass reads. For read-only caches wait_for_seq is always -1.
+// So: execute plans in order; before reading or assembling plan p, wait
+// until every batch <= p.wait_for_seq was released (the same as waiting for
+// Release(p.wait_for_seq) when batches are released in order); within a
+// plan, write-backs, then fetches and bypass reads. For read-only caches
+// wait_for_seq is always -1.
 //
 // Policies (capacity in bytes; slots = capacity / row_bytes):
 //  lookahead  On a miss, evict the unpinned resident row whose next use in
 //             the window is farthest (never = infinitely far); a missing row
 //             whose own next use is farther than every evictable row's is
-//             not admitted (bypass). With a window covering the whole trace
-//             this is Belady's optimal (MIN with bypass).
+//             not admitted (bypass). Equal next uses in the window keep the
+//             resident row; rows with no use in the window are replaced
+//             oldest (least recently released) first, so beyond the window
+//             the policy is LRU. A batch's misses are admitted nearest next
+//             use first. Ties among rows next used by the same batch go by
+//             position in that batch (the later position is evicted first,
+//             the earlier admitted first). With a window covering the whole
+//             trace this is Belady's MIN with bypass at batch granularity (a
+//             batch's own rows stay pinned while it is planned).
 //  lru        Evict the least recently used unpinned row; admit every miss
 //             while an unpinned slot exists, else bypass.
 //  static     Filled once, on the first plan, with the first num_slots keys
 //             given to SetStaticKeys (e.g. by degree or access frequency);
-//             never evicts; other rows are bypass reads.
+//             never evicts; other rows are bypass reads. The fill's rows
+//             that the first batch reads count as its misses.
 // A batch needing more rows than it can get slots for (all slots pinned or
 // the batch larger than the cache) gets bypass rows for the rest.
 //
-// Determinism: plans are a pure function of the config and the submitted
-// key lists (ties broken by key), never of timing.
+// Determinism: plans are a pure function of the config, the submitted key
+// lists and the order of the calls (which batches are in flight when a
+// batch is planned decides what is pinned), never of timing: a pipeline
+// that plans batch t+d only after Release(t) gets the same plans every run.
+// Ties are broken by key-list positions, never by hashing or addresses, so
+// dense and sparse keys give the same plans.
 //
 // Thread safety: none; one plan stage owns the planner. Release may come
 // from another stage through that owner (e.g. a queue), not concurrently.
@@ -79,7 +93,9 @@ struct CacheConfig {
   // dirty); enables write-backs and wait_for_seq.
   bool writable = false;
   // When > 0, keys are dense in [0, key_space) (node ids) and the planner
-  // uses flat arrays of that size; 0 means sparse 64-bit keys (hash maps).
+  // uses flat arrays of that size (lookahead: 24 bytes a key, lru and
+  // static: 8, touched lazily); 0 means sparse 64-bit keys (hash maps;
+  // any int64 but INT64_MIN).
   int64_t key_space = 0;
 };
 
@@ -103,10 +119,12 @@ struct BatchPlan {
   std::vector<SlotKey> fetches;
   // ... and read keys[i] for each i here into the batch's own buffer.
   std::vector<int64_t> bypass;
-  // -1, or the sequence number whose Release must precede any read or
-  // assembly of this batch's rows (read-after-write; writable only).
+  // -1, or the sequence number up to which every batch must be released
+  // before any read or assembly of this batch's rows (read-after-write;
+  // writable only).
   int64_t wait_for_seq = -1;
-  // keys already resident (or fetched for an earlier plan) / the rest.
+  // keys already resident (or fetched for an earlier plan) / the rest
+  // (misses = this batch's rows that this plan reads from the store).
   int64_t hits = 0;
   int64_t misses = 0;
 };
@@ -122,7 +140,8 @@ struct CacheCounters {
 
 class CachePlanner {
  public:
-  // InvalidArgument for row_bytes <= 0, negative capacity or lookahead.
+  // InvalidArgument for row_bytes <= 0, negative capacity, lookahead or
+  // key_space, or 2^31-1 slots or more.
   static StatusOr<std::unique_ptr<CachePlanner>> Create(const CacheConfig& config);
   virtual ~CachePlanner() = default;
 
@@ -135,18 +154,22 @@ class CachePlanner {
   virtual Status SetStaticKeys(std::vector<int64_t> keys) = 0;
 
   // Appends the next batch's distinct keys (InvalidArgument on a repeated
-  // key or one outside [0, key_space), naming it and its position).
+  // key or one outside [0, key_space), naming it and its position; at most
+  // 2^30-1 keys a batch and 2^31-1 batches; FailedPrecondition after
+  // Close()).
   virtual Status Submit(std::vector<int64_t> keys) = 0;
   // No more batches will be submitted (the last W can then be planned).
   virtual void Close() = 0;
   // The next unplanned batch was submitted and either `lookahead` more
   // after it, or Close() was called.
   virtual bool CanPlan() const = 0;
-  // Plans the next batch (FailedPrecondition when !CanPlan()).
+  // Plans the next batch (FailedPrecondition when !CanPlan(), or for the
+  // static policy before SetStaticKeys).
   virtual StatusOr<BatchPlan> PlanNext() = 0;
   // Batch `seq` is done (its compute, and the write-back of its bypass rows
   // when it wrote any): unpins its slots; with `wrote`, its slot rows
-  // become dirty. FailedPrecondition when seq is not in flight.
+  // become dirty. FailedPrecondition when seq is not in flight;
+  // InvalidArgument for wrote=true on a read-only cache.
   virtual Status Release(int64_t seq, bool wrote) = 0;
   // Resident dirty rows, marked clean (the final flush writes them back).
   // Only between batches: FailedPrecondition while a batch is in flight.

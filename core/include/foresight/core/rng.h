@@ -80,6 +80,7 @@ struct RngKey {
 // Named stream purposes, folded into keys so different uses never collide.
 enum class RngPurpose : uint64_t {
   kInit = 1, kDropout = 2, kSampling = 3, kShuffle = 4, kSplit = 5, kGenerate = 6, kAttnDropout = 7,
+  kPartitionOrder = 8,
 };
 
 }  // namespace foresight

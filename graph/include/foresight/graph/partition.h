@@ -26,18 +26,26 @@
 namespace foresight::graph {
 
 struct PartitionOptions {
-  int parts = 0;               // >= 1
-  std::string method = "metis";  // "metis" or "stream"
+  // Default: 0 (must be set: 1 <= parts <= num_nodes).
+  int parts = 0;
+  // "metis" or "stream". Default: "metis".
+  std::string method = "metis";
   // Peak RSS the run may use; 0 = unlimited. metis refuses (with the
-  // estimate and a hint to use stream) when its estimate exceeds it.
+  // estimate and a hint to use stream) when its estimate exceeds it; both
+  // methods size their read and write buffers from it and refuse a budget
+  // below their O(N) floor. Default: 0.
   int64_t memory_budget_bytes = 0;
+  // Seeds METIS (METIS_OPTION_SEED). The stream method visits nodes in id
+  // order and does not draw random numbers. Default: 0.
   uint64_t seed = 0;
-  // Fennel balance slack: no partition exceeds (1 + imbalance) * N / P.
+  // Balance slack: no partition exceeds (1 + imbalance) * N / P (stream: a
+  // hard cap; metis: its ufactor, which METIS meets up to rounding).
+  // Default: 0.05.
   double imbalance = 0.05;
-  // Where to write; "" = replace the input dataset.
+  // Where to write; "" = replace the input dataset. Default: "".
   std::string output;
-  bool overwrite = false;  // needed when output exists (and is a dataset)
-  std::string temp_dir;    // spill files; "" = beside the output
+  // Needed when output exists (and is a dataset). Default: false.
+  bool overwrite = false;
 };
 
 struct PartitionReport {
@@ -46,15 +54,23 @@ struct PartitionReport {
   std::vector<int64_t> offsets;  // P+1
   int64_t num_edges = 0;
   int64_t edge_cut = 0;          // CSR edges whose ends lie in different parts
-  double cut_fraction = 0;       // edge_cut / num_edges
+  double cut_fraction = 0;       // edge_cut / num_edges (0 without edges)
   double balance = 0;            // largest part / (N / P)
-  double seconds = 0;
-  int64_t peak_rss_bytes = 0;
+  double seconds = 0;            // the whole call, commit included
+  int64_t peak_rss_bytes = 0;    // getrusage ru_maxrss of the process at the end
+  std::string output;            // the dataset dir written
 };
 
 // The manifest "partitions" object written by PartitionDataset:
-// {"method": ..., "parts": P, "offsets": [...], "edge_cut": ..., "balance": ...}.
+// {"method": ..., "parts": P, "offsets": [...], "num_edges": ..., "edge_cut": ...,
+//  "cut_fraction": ..., "balance": ..., "imbalance": ..., "seed": ...,
+//  "seconds": ..., "peak_rss_bytes": ...} (seconds and peak RSS as of writing
+// the manifest, before the commit's fsync and validation).
 // storage::Dataset exposes offsets through partition_offsets().
+// Errors: NotFound (no dataset), InvalidArgument (parts < 1 or > N, unknown
+// method), ResourceExhausted (budget too small, disk full), DataLoss (a
+// corrupt input array, named). On any error the input is unchanged and no
+// staging directory is left.
 StatusOr<PartitionReport> PartitionDataset(const ExecContext& ctx, const std::string& dataset_dir,
                                            const PartitionOptions& options);
 

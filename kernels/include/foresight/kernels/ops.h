@@ -57,6 +57,16 @@ Status SpmmBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t, co
 // row keeps its input edge order, an added self loop goes last in its row,
 // and any input edge weights are replaced.
 Status GcnNormalize(const ExecContext& ctx, const Csr& csr, Csr* out);
+// The out-degree of every source in GcnNormalize(csr) (its edges plus the
+// self loops GcnNormalize adds): i64 [num_src], allocated by the op.
+Status GcnOutDegrees(const ExecContext& ctx, const Csr& csr, Tensor* out_degree);
+// GcnNormalize with each source's out-degree given (i64 [num_src], values
+// >= 1 for every source an edge of the result reads) instead of counted in
+// `csr`: a chunk of a larger graph, holding all in-edges of its
+// destinations, gets the larger graph's weights bit for bit when
+// src_out_degree[i] is that graph's GcnOutDegrees of source i's node.
+Status GcnNormalizeWithOutDegrees(const ExecContext& ctx, const Csr& csr, const Tensor& src_out_degree,
+                                  Csr* out);
 
 // ---- attention over edges (GAT) ----
 
@@ -134,7 +144,19 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
 // the result is a function of (key, s) only: same on any device or thread
 // count. Outputs: out_indptr i64 [num_seeds + 1] and out_neighbors i64
 // (allocated by the op, global ids, per seed in the order drawn).
+//
+// `source_mask` (optional; u8 [graph.num_src], on the graph's device)
+// restricts the candidates: seed s's candidates are then the in-neighbours
+// u with source_mask[u] != 0, in CSR order, and with c of them it draws
+// min(fanout, c) of those (all of them, in CSR order, when fanout < 0 or
+// fanout >= c) with the same keyed draws over [0, c) as above, the draw
+// mapping to the t-th allowed neighbour. So an all-ones mask gives exactly
+// the unmasked result. The mask says nothing about the seeds themselves.
+// With a mask, an index outside [0, num_src) is an error naming its row.
+// Cost: counting the allowed neighbours reads each seed's whole row, so a
+// masked seed costs O(degree) where an unmasked one costs O(fanout).
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors);
+                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors,
+                       const Tensor* source_mask = nullptr);
 
 }  // namespace foresight::kernels

@@ -65,8 +65,15 @@ class NeighborSampler {
   // i64, 1-D, distinct, host). Hop h draws with HopKey(seed, epoch, batch, h).
   // Errors: a seed out of range or repeated (naming its position), an
   // invalid fanout, a graph that is not square or not on the CPU.
+  //
+  // `source_mask` (optional, u8 [num nodes], host; see ResidentMask)
+  // restricts every hop to sources whose mask byte is nonzero (resident
+  // sampling): kernels::SampleNeighbors draws from the allowed in-neighbours
+  // only, with the same keys, so an all-ones mask changes nothing. The
+  // seeds must be allowed themselves (an error names the first that is
+  // not), so every node of the batch is.
   Status Sample(const ExecContext& ctx, const Tensor& seeds, int64_t epoch, int64_t batch,
-                SampledBatch* out);
+                SampledBatch* out, const Tensor* source_mask = nullptr);
 
   // All in-neighbours of `dst_nodes` (i32/i64, distinct) as one block whose
   // first num_dst sources are dst_nodes; `src_nodes` (i64) receives the
@@ -83,9 +90,12 @@ class NeighborSampler {
 
  private:
   Status CheckGraph() const;
+  // The mask's shape, and every seed (the map's nodes so far) allowed.
+  Status CheckSeedsResident(const Tensor& source_mask) const;
   // Samples one hop from the map's first `num_dst` nodes and relabels the
   // result into a block (the map grows by the new sources).
-  Status SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, kernels::Csr* block);
+  Status SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
+                   kernels::Csr* block);
 
   kernels::Csr graph_;
   std::vector<int64_t> fanouts_;

@@ -6,12 +6,12 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "foresight/core/rng.h"
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
+#include "foresight/sampler/epoch_cache.h"
 
 namespace foresight::sampler {
 
@@ -55,10 +55,7 @@ class SeedOrder : public BatchOrder {
   Tensor EpochOrder(int64_t epoch) const;
 
  private:
-  struct CachedEpoch {
-    int64_t epoch = -1;
-    Tensor order;
-  };
+  Tensor Shuffled(int64_t epoch) const;
 
   Tensor ids_;  // i64 copy of train_ids
   int64_t batch_size_ = 0;
@@ -67,8 +64,7 @@ class SeedOrder : public BatchOrder {
   int64_t num_batches_ = 0;
   Status status_;
 
-  mutable std::mutex mu_;
-  mutable CachedEpoch cache_[2];  // most recent first
+  mutable internal::EpochCache<Tensor> cache_;
 };
 
 }  // namespace foresight::sampler

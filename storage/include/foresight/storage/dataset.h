@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,7 +55,9 @@ struct DatasetManifest {
   IdMap id_map = IdMap::kNone;
   // Keyed by array name ("indptr", "indices", "features", ...).
   std::map<std::string, ArrayEntry> arrays;
-  nlohmann::json partitions;  // null, or (later) a list of row offsets
+  // null, or the object `foresight partition` writes (graph/partition.h):
+  // {"method", "parts": P, "offsets": [P+1 row offsets], ...stats}.
+  nlohmann::json partitions;
   nlohmann::json source = nlohmann::json::object();  // free-form provenance
 
   nlohmann::json ToJson() const;
@@ -62,6 +65,11 @@ struct DatasetManifest {
 
 // Parses a manifest; errors name `origin` (the file path) and the field.
 Status ParseManifest(const nlohmann::json& j, const std::string& origin, DatasetManifest* out);
+// The row offsets of manifest "partitions" (empty when it is null):
+// partition p is rows [offsets[p], offsets[p+1]). DataLoss naming `origin`
+// unless they are P+1 (P = "parts" >= 1) non-decreasing integers from 0 to
+// num_nodes. ParseManifest checks them.
+StatusOr<std::vector<int64_t>> ParsePartitionOffsets(const DatasetManifest& m, const std::string& origin);
 // Reads and parses `path` (NotFound when absent, DataLoss when not JSON).
 StatusOr<DatasetManifest> ReadManifest(const std::string& path);
 
@@ -92,12 +100,16 @@ class Dataset {
   int64_t num_classes() const { return manifest_.num_classes; }
   const DatasetManifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
+  // Partition p is rows [offsets[p], offsets[p+1]) of every node array; P+1
+  // non-decreasing offsets from 0 to num_nodes. Empty when unpartitioned.
+  const std::vector<int64_t>& partition_offsets() const { return partition_offsets_; }
 
  private:
   Dataset() = default;
   std::string dir_;
   DatasetManifest manifest_;
   Tensor indptr_, indices_, features_, labels_, train_ids_, val_ids_, test_ids_, original_ids_;
+  std::vector<int64_t> partition_offsets_;
 };
 
 // Builds a dataset in "<out_dir>.tmp-<pid>-<random>" and renames it to

@@ -6,18 +6,23 @@
 //
 //   memory   rows in a host tensor (owned, or a view)
 //   mmap     a .npy file mapped read-only (or read-write); pages count as RSS
-//   disk     a .npy (or raw) file read with O_DIRECT on io_uring: aligned
+//   disk     a 2-D .npy file read with O_DIRECT on io_uring: aligned
 //            extents, neighbouring rows coalesced into one request, up to
 //            io_depth requests in flight; pread when the kernel refuses
 //            io_uring (logged once). Page cache is bypassed, so reads cost
-//            no RSS beyond the caller's buffers and a bounded bounce pool.
+//            no RSS beyond the caller's buffers and a bounded bounce pool
+//            (io_depth x max(max_coalesce_bytes, one row's blocks)). Writes
+//            of partial blocks are read-modify-write; the file's unaligned
+//            last block is written through the page cache, so the .npy
+//            never grows.
 //   rocksdb  sparse keys, rows as values (MultiGet / WriteBatch); a key
 //            never written is reported "absent" so the caller can
 //            initialise the row (embedding tables create rows on touch).
 //
 // Usage: t = SubmitRead(reqs) ... Wait(t). Buffers named by a request must
 // stay valid, and must not be touched by the caller, until Wait(t)
-// returns. Requests of one submission may complete in any order; two
+// returns. Requests of one submission may complete in any order (a key
+// written twice in one submission ends with either value); two
 // submissions touching the same key complete in submission order for a
 // key (a read submitted after a write of the same key sees the write).
 //
@@ -71,12 +76,14 @@ class RowStore {
   // (rocksdb), whose keys are any int64.
   virtual int64_t num_rows() const = 0;
   virtual bool writable() const = 0;
-  // "memory", "mmap", "disk (io_uring)", "disk (pread)", "rocksdb".
+  // "memory", "mmap", "disk (io_uring)", "disk (pread)", "disk (buffered,
+  // io_uring)", "disk (buffered, pread)", "rocksdb".
   virtual std::string backend() const = 0;
 
   // Queues reads of reqs[i].key into reqs[i].data. `absent`, when not null,
   // has reqs.size() bytes: absent[i] is set to 1 when the key has no row
-  // (its buffer untouched) and to 0 otherwise; with absent == nullptr an
+  // (its buffer untouched) and to 0 otherwise (dense stores: always 0);
+  // like the rows, read it after Wait. With absent == nullptr an
   // absent row is a NotFound error from Wait. A key outside [0, num_rows())
   // of a dense store fails the submission (OutOfRange naming the key and
   // its position) before anything is queued.
@@ -118,20 +125,26 @@ struct RowStoreOptions {
   // memory / mmap / disk: a 2-D .npy file (rows = first dimension); its
   // header is validated (dtype, shape, file size: a truncated file is an
   // error naming the file, expected and actual sizes). For memory the file
-  // is loaded into an owned host tensor. rocksdb: the database directory.
+  // is loaded into an owned host tensor (writes change that copy, never the
+  // file); a memory store with no path and create=true is a zero-filled
+  // table of rows x row_width. rocksdb: the database directory.
   std::string path;
   bool writable = false;
-  // Create the file / database when missing (disk: a .npy of `rows` x
-  // `row_width` of `dtype`, zero-filled, data 4096-aligned; rocksdb: an
-  // empty database). When not creating, dtype/row_width are taken from the
-  // file, and must match when given (row_width > 0).
+  // Create the file / database when missing (memory / mmap / disk: a .npy
+  // of `rows` x `row_width` of `dtype`, zero-filled, data 4096-aligned;
+  // rocksdb: an empty database recording dtype and row_width). Needs
+  // writable. Otherwise, and for an existing file, dtype/row_width are
+  // taken from the file, and must match when given (row_width > 0).
   bool create = false;
   DType dtype = DType::kF32;
   int64_t row_width = 0;
   int64_t rows = 0;
-  // disk: io_uring queue depth (requests in flight) and the largest
-  // coalesced request. O_DIRECT alignment is the file's logical block size
-  // rounded up to 4096.
+  // disk: io_uring queue depth (requests in flight, 1..4096) and the
+  // largest coalesced request (0: no coalescing, one request per row).
+  // O_DIRECT alignment is the file's direct-I/O alignment (statx) rounded
+  // up to 4096. A file system that refuses O_DIRECT (tmpfs on older
+  // kernels) is a FailedPrecondition naming the file and suggesting
+  // --feature-store mmap; nothing falls back to buffered I/O silently.
   int io_depth = 64;
   int64_t max_coalesce_bytes = 256 << 10;
   // disk: force the pread path (tests; also chosen when io_uring is refused).

@@ -24,6 +24,13 @@ struct InferenceOptions {
   int threads = 0;
   // Destination nodes per chunk in layer-wise inference. Default: 4096
   int64_t eval_batch_size = 4096;
+  // RAM that layer-wise inference may give the hidden layers it holds at
+  // once; a layer that does not fit goes to a scratch file (buffered I/O,
+  // removed afterwards). Export keeps the last hidden layer (the
+  // embeddings) in RAM regardless. Default: 256 MiB
+  int64_t hidden_memory_bytes = int64_t{256} << 20;
+  // Directory of those scratch files. Default: "" = $TMPDIR, else /tmp
+  std::string scratch_dir;
   // Export only: also write logits.npy (f32 [N, C]). Default: false
   bool write_logits = false;
   // Export only: also write probabilities.npy (softmax, f32 [N, C]).

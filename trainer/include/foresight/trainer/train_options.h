@@ -67,6 +67,47 @@ struct TrainOptions {
   // Print a progress line per epoch (and batch) on the terminal. Default: true
   bool progress = true;
 
+  // --- Out-of-core mini-batch training (full_graph rejects non-default
+  // values). The store, cache and budget options never change the results:
+  // losses and accuracies are the same bits for any store, policy, cache
+  // size, lookahead, io depth or budget. order and sampling do change them.
+
+  // Where training reads node features: "memory" (the features file loaded
+  // into RAM), "mmap" (mapped read-only; touched pages count as RSS; today's
+  // behaviour) or "disk" (O_DIRECT reads on io_uring: RAM holds only the
+  // cache and the batches in flight). Default: mmap
+  std::string feature_store = "mmap";
+  // Feature cache policy: "lookahead" (evict the row used farthest in the
+  // next `lookahead` batches), "lru" or "static" (the rows of highest
+  // in-degree, filled once). Default: lookahead
+  std::string cache_policy = "lookahead";
+  // Feature cache capacity in bytes; 0 = no cache (every row of every batch
+  // is read from the store); -1 = sized from memory_budget when one is given,
+  // else 0. Default: -1
+  int64_t cache_size = -1;
+  // Batches the sampler runs ahead of training, which the cache planner sees
+  // (W). Default: 8
+  int lookahead = 8;
+  // Disk store: I/O requests in flight. Default: 64
+  int io_depth = 64;
+  // The whole process's peak RSS target in bytes; 0 = none. With no
+  // cache_size the cache takes what the budget leaves after an itemised
+  // estimate of everything else; a budget that cannot hold that estimate is
+  // an error listing it. Default: 0
+  int64_t memory_budget = 0;
+  // Seed order: "random" (shuffled) or "partition" (partition groups in a
+  // random order each epoch, seeds shuffled within a group; needs a dataset
+  // partitioned by `foresight partition`). Default: random
+  std::string order = "random";
+  // Neighbour sampling: "full" (any in-neighbour) or "resident" (only
+  // in-neighbours inside the batch's resident partition group; needs
+  // order = partition; fewer rows read, some accuracy cost). Default: full
+  std::string sampling = "full";
+  // Partitions per group of the partition order (the partitions resident
+  // together for --sampling resident); 0 = as many partitions as the
+  // feature cache can hold (at least 1). Default: 0
+  int resident_partitions = 0;
+
   // Checks ranges and combinations; the message names the option.
   Status Validate() const;
 };

@@ -9,12 +9,20 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "foresight/core/status.h"
 #include "foresight/trainer/train_options.h"
 
 namespace foresight::trainer {
+
+// Seconds a pipeline stage spent working on an epoch's batches, and
+// blocked waiting for its input (or for room in its output queue).
+struct StageSeconds {
+  double busy = 0;
+  double wait = 0;
+};
 
 // One epoch's numbers (the metrics file's line). Epochs count from 1.
 // Timings exclude evaluation (except eval_seconds).
@@ -32,6 +40,19 @@ struct EpochMetrics {
   // Phases of the training time, and the evaluation time.
   double sample_seconds = 0, gather_seconds = 0, forward_seconds = 0, backward_seconds = 0,
          optimizer_seconds = 0, eval_seconds = 0;
+  // Mini-batch training: the feature cache and store I/O of the epoch's
+  // batches (attributed by batch: a lookahead read for the next epoch counts
+  // there), store device bytes after alignment; the cache's initial fill
+  // counts in the first epoch. Zero in full-graph mode.
+  int64_t cache_hits = 0, cache_misses = 0, bytes_read = 0, bytes_written = 0;
+  // Distinct input rows the epoch's batches asked for (= hits + misses).
+  int64_t rows_requested = 0;
+  // Mini-batch training: per pipeline stage in order (sample, plan, read,
+  // assemble, compute, write_back), busy and waiting seconds for the epoch's
+  // batches. Empty in full-graph mode.
+  std::vector<std::pair<std::string, StageSeconds>> stages;
+  // The stage with the most busy time ("" when there are no stages).
+  std::string bottleneck;
 };
 
 struct TrainSummary {
@@ -52,6 +73,9 @@ struct TrainCallbacks {
   std::function<void(int epoch, int64_t batch, int64_t num_batches, double loss)> on_batch;
   // After each epoch's evaluation.
   std::function<void(const EpochMetrics&)> on_epoch;
+  // Mini-batch training, after each batch (before on_batch): the current
+  // epoch's pipeline stage seconds so far, as in EpochMetrics::stages.
+  std::function<void(const std::vector<std::pair<std::string, StageSeconds>>& stages)> on_stages;
 };
 
 // Trains as `options` say. With options.progress and no callbacks, a

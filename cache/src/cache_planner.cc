@@ -1,0 +1,67 @@
+// CachePlanner::Create and the policy names: checks the configuration and
+// picks the implementation (policy x dense/sparse keys).
+#include "foresight/cache/cache_planner.h"
+
+#include <limits>
+#include <new>
+
+#include "planners.h"
+
+namespace foresight::cache {
+
+StatusOr<Policy> ParsePolicy(const std::string& name) {
+  if (name == "lookahead") return Policy::kLookahead;
+  if (name == "lru") return Policy::kLru;
+  if (name == "static") return Policy::kStatic;
+  return InvalidArgument("unknown cache policy '" + name + "' (expected lookahead, lru or static)");
+}
+
+const char* PolicyName(Policy p) {
+  switch (p) {
+    case Policy::kLookahead:
+      return "lookahead";
+    case Policy::kLru:
+      return "lru";
+    case Policy::kStatic:
+      return "static";
+  }
+  return "unknown";
+}
+
+StatusOr<std::unique_ptr<CachePlanner>> CachePlanner::Create(const CacheConfig& config) {
+  if (config.row_bytes <= 0) {
+    return InvalidArgument("CacheConfig: row_bytes must be > 0, got " + std::to_string(config.row_bytes));
+  }
+  if (config.capacity_bytes < 0) {
+    return InvalidArgument("CacheConfig: capacity_bytes must be >= 0, got " + std::to_string(config.capacity_bytes));
+  }
+  if (config.lookahead < 0) {
+    return InvalidArgument("CacheConfig: lookahead must be >= 0, got " + std::to_string(config.lookahead));
+  }
+  if (config.key_space < 0) {
+    return InvalidArgument("CacheConfig: key_space must be >= 0 (0 = sparse keys), got " +
+                           std::to_string(config.key_space));
+  }
+  const int64_t slots = config.capacity_bytes / config.row_bytes;
+  if (slots >= std::numeric_limits<int32_t>::max()) {
+    return InvalidArgument("CacheConfig: capacity_bytes / row_bytes = " + std::to_string(slots) +
+                           " slots; at most 2^31-2 are supported");
+  }
+  const int32_t num_slots = static_cast<int32_t>(slots);
+  try {
+    switch (config.policy) {
+      case Policy::kLookahead:
+        return internal::MakeLookaheadPlanner(config, num_slots);
+      case Policy::kLru:
+        return internal::MakeLruPlanner(config, num_slots);
+      case Policy::kStatic:
+        return internal::MakeStaticPlanner(config, num_slots);
+    }
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted("CachePlanner: cannot allocate the state of " + std::to_string(config.key_space) +
+                             " keys and " + std::to_string(num_slots) + " slots");
+  }
+  return InvalidArgument("CacheConfig: unknown policy value " + std::to_string(static_cast<int>(config.policy)));
+}
+
+}  // namespace foresight::cache

@@ -1,0 +1,234 @@
+// The lookahead policy: Belady's MIN inside the window, with bypass.
+//
+// Next-use index: each batch entering the window (up to t + W while batch t
+// is planned) links every key's previous occurrence to this one, so each key
+// carries a queue of its future occurrences: its head (next use: batch and
+// position there) and tail. Planning batch t pops the head of each of its
+// keys.
+//
+// Eviction order: an unpinned resident row next used by batch b sits in b's
+// candidate set (its position in b); one with no use inside the window sits
+// in the `never_` list (oldest first). The victim is the largest (next use,
+// position) — any `never_` row first, then the latest batch's largest
+// position. Rows move between these sets only when a batch enters the window
+// (never -> b), when a slot is unpinned (-> its next use), or when a batch is
+// planned (its whole candidate set gets pinned) — no rescans.
+//
+// Admission: batch t's misses are taken nearest next use first (ties by the
+// position in that next batch; rows with no use in the window last). Each
+// takes a free slot, or evicts the victim when the victim's next use is
+// strictly later than its own; otherwise it and every later miss bypass.
+// A miss with no use in the window replaces the oldest row with none (so
+// beyond the window the policy is LRU). With a window covering the trace
+// this is MIN with bypass at batch granularity (a batch's own rows are
+// pinned while it is planned).
+#include <algorithm>
+
+#include "key_map.h"
+#include "planner_base.h"
+#include "planners.h"
+#include "slot_list.h"
+
+namespace foresight::cache::internal {
+namespace {
+
+struct LookaheadState {
+  int32_t slot1;
+  int32_t last_user1;
+  int32_t head1;  // next use (batch + 1), 0 = none inside the window
+  int32_t head_pos;
+  int32_t tail_seq;  // last indexed occurrence (valid while head1 != 0)
+  int32_t tail_pos;
+};
+
+template <typename Map>
+class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
+  using Base = PlannerBase<LookaheadPlanner<Map>, Map>;
+  friend Base;
+
+ public:
+  LookaheadPlanner(const CacheConfig& config, int32_t num_slots, Map keys)
+      : Base(config, num_slots, std::move(keys)), never_(num_slots) {}
+
+ private:
+  // Indexes every batch up to t + W that was submitted.
+  Status Prepare(int32_t t) {
+    const int64_t last = std::min<int64_t>(static_cast<int64_t>(t) + this->config().lookahead,
+                                           static_cast<int64_t>(this->window_.submitted()) - 1);
+    for (; indexed_ <= last; ++indexed_) Index(indexed_);
+    horizon_ = static_cast<int32_t>(last);
+    return Status::OK();
+  }
+
+  void Index(int32_t b) {
+    BatchRecord& rec = this->window_.at(b);
+    const int32_t n = static_cast<int32_t>(rec.keys.size());
+    rec.next.assign(n, BatchRecord::Link{kNever, 0});
+    rec.candidates.Reset(n);
+    const int64_t* keys = rec.keys.data();
+    // Two-stage prefetch: the key's state 16 ahead, then (once that state
+    // is cached) the link of its previous occurrence 8 ahead.
+    constexpr int32_t kAhead = 16, kLinkAhead = 8;
+    for (int32_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) this->keys_.Prefetch(keys[i + kAhead]);
+      if (i + kLinkAhead < n && !Map::kSparse) {
+        const LookaheadState& ahead = *this->keys_.Find(keys[i + kLinkAhead]);
+        if (ahead.head1 != 0) __builtin_prefetch(&this->window_.at(ahead.tail_seq).next[ahead.tail_pos]);
+      }
+      LookaheadState& s = this->keys_.FindOrInsert(keys[i]);
+      if (s.head1 == 0) {
+        s.head1 = b + 1;
+        s.head_pos = i;
+        const int32_t slot = s.slot1 - 1;
+        if (slot >= 0 && !this->slots_.pinned(slot)) {
+          never_.Remove(slot);
+          rec.candidates.Insert(i);
+        }
+      } else {
+        this->window_.at(s.tail_seq).next[s.tail_pos] = BatchRecord::Link{b, i};
+      }
+      s.tail_seq = b;
+      s.tail_pos = i;
+    }
+  }
+
+  LookaheadState& StateOf(int64_t key) { return *this->keys_.Find(key); }  // indexed by Prepare
+
+  // Pops the head occurrence (batch t, position i).
+  void OnUse(LookaheadState& s, BatchRecord& rec, int32_t, int32_t i) {
+    const BatchRecord::Link next = rec.next[i];
+    if (next.seq == kNever) {
+      s.head1 = 0;
+    } else {
+      s.head1 = next.seq + 1;
+      s.head_pos = next.pos;
+    }
+  }
+
+  // The slot was a candidate of the batch being planned, whose candidate set
+  // is dropped whole.
+  void OnPinned(int32_t) {}
+
+  void OnUnpinned(int32_t slot, int64_t key) {
+    const LookaheadState& s = *this->keys_.Find(key);
+    if (s.head1 == 0) {
+      never_.PushBack(slot);
+    } else {
+      this->window_.at(s.head1 - 1).candidates.Insert(s.head_pos);
+    }
+  }
+
+  bool Idle(const LookaheadState& s) const { return s.head1 == 0; }
+
+  void PlaceMisses(int32_t t, BatchRecord& rec, BatchPlan& plan) {
+    const std::vector<int32_t>& misses = this->misses_;
+    if (misses.empty()) return;
+    const int32_t h = horizon_ - t;  // next uses are t + 1 .. t + h, or never (bucket h + 1)
+    // Counting sort of the misses by next-use offset (stable: batch order).
+    start_.assign(h + 3, 0);
+    for (const int32_t i : misses) ++start_[Offset(rec, t, h, i) + 1];
+    for (int32_t o = 1; o <= h + 2; ++o) start_[o] += start_[o - 1];
+    order_.resize(misses.size());
+    fill_ = start_;
+    for (const int32_t i : misses) order_[fill_[Offset(rec, t, h, i)]++] = i;
+    // above_[o]: evictable rows next used later than offset o.
+    above_.assign(h + 2, 0);
+    if (h >= 1) {
+      above_[h] = never_.size();
+      for (int32_t o = h - 1; o >= 1; --o) above_[o] = above_[o + 1] + this->window_.at(t + o + 1).candidates.count();
+    }
+
+    const int64_t never_rows = never_.size();
+    int64_t free_left = this->slots_.num_free();
+    int64_t consumed = 0;  // victims taken (always from the top of the order)
+    cursor_ = horizon_;
+    for (int32_t o = 1; o <= h + 1; ++o) {
+      int32_t* first = order_.data() + start_[o];
+      const int64_t m = start_[o + 1] - start_[o];
+      if (m == 0) continue;
+      const int64_t victims = o <= h ? above_[o] : never_rows;  // later next use, or both never
+      const int64_t avail = free_left + std::max<int64_t>(0, victims - consumed);
+      const int64_t take = std::min(m, avail);
+      if (take == 0) break;  // later misses are no nearer: all bypass
+      if (take < m && o <= h) {
+        // Equal next use: the earlier position in that batch wins.
+        std::sort(first, first + m, [&rec](int32_t a, int32_t b) { return rec.next[a].pos < rec.next[b].pos; });
+      }
+      for (int64_t j = 0; j < take; ++j) {
+        if (free_left > 0) {
+          --free_left;
+          this->Admit(rec, plan, first[j], this->slots_.TakeFree());
+        } else {
+          ++consumed;
+          evicting_.push_back(first[j]);
+        }
+      }
+      if (take < m) break;
+    }
+    if (evicting_.empty()) return;
+    // The victims are the top `consumed` rows of the eviction order; taking
+    // them first lets their states be prefetched (each is a random access).
+    TakeVictims(static_cast<int64_t>(evicting_.size()));
+    constexpr size_t kAhead = 16;
+    for (size_t j = 0; j < evicting_.size(); ++j) {
+      if (j + kAhead < victims_.size()) this->keys_.Prefetch(this->slots_.key(victims_[j + kAhead]));
+      this->Evict(victims_[j], plan);
+      this->Admit(rec, plan, evicting_[j], victims_[j]);
+    }
+    evicting_.clear();
+  }
+
+  static int32_t Offset(const BatchRecord& rec, int32_t t, int32_t h, int32_t i) {
+    const int32_t next = rec.next[i].seq;
+    return next == kNever ? h + 1 : next - t;
+  }
+
+  // Takes the `count` unpinned rows used farthest in the future (they
+  // exist) out of the eviction order, farthest first, into victims_.
+  void TakeVictims(int64_t count) {
+    victims_.clear();
+    while (count > 0 && !never_.empty()) {
+      const int32_t slot = never_.front();
+      never_.Remove(slot);
+      victims_.push_back(slot);
+      --count;
+    }
+    for (; count > 0; --count) {
+      while (this->window_.at(cursor_).candidates.count() == 0) --cursor_;
+      BatchRecord& r = this->window_.at(cursor_);
+      const int32_t p = r.candidates.Last();
+      r.candidates.Erase(p);
+      victim_keys_.push_back(r.keys[p]);
+    }
+    // Their slots are in their key states: fetch those ahead too.
+    constexpr size_t kAhead = 16;
+    for (size_t j = 0; j < victim_keys_.size(); ++j) {
+      if (j + kAhead < victim_keys_.size()) this->keys_.Prefetch(victim_keys_[j + kAhead]);
+      victims_.push_back(this->keys_.Find(victim_keys_[j])->slot1 - 1);
+    }
+    victim_keys_.clear();
+  }
+
+  SlotList never_;  // unpinned resident rows with no use in the window
+  int32_t indexed_ = 0;
+  int32_t horizon_ = -1;
+  int32_t cursor_ = 0;
+  std::vector<int64_t> start_, fill_, above_;
+  std::vector<int32_t> order_;
+  std::vector<int32_t> evicting_;     // misses that evict, in order
+  std::vector<int32_t> victims_;      // their slots, in the same order
+  std::vector<int64_t> victim_keys_;  // scratch
+};
+
+}  // namespace
+
+std::unique_ptr<CachePlanner> MakeLookaheadPlanner(const CacheConfig& config, int32_t num_slots) {
+  if (config.key_space > 0) {
+    return std::make_unique<LookaheadPlanner<DenseKeyMap<LookaheadState>>>(
+        config, num_slots, DenseKeyMap<LookaheadState>(config.key_space));
+  }
+  return std::make_unique<LookaheadPlanner<SparseKeyMap<LookaheadState>>>(config, num_slots,
+                                                                          SparseKeyMap<LookaheadState>());
+}
+
+}  // namespace foresight::cache::internal

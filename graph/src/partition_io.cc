@@ -1,0 +1,224 @@
+#include "partition_io.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace foresight::graph::internal {
+namespace {
+
+std::atomic<int64_t> g_write_limit{-1};
+
+// Bytes the test hook still lets through for a write of `n` (n when off).
+size_t AllowedBytes(size_t n) {
+  int64_t left = g_write_limit.load(std::memory_order_relaxed);
+  while (left >= 0) {
+    const int64_t take = std::min<int64_t>(left, static_cast<int64_t>(n));
+    if (g_write_limit.compare_exchange_weak(left, left - take, std::memory_order_relaxed)) {
+      return static_cast<size_t>(take);
+    }
+  }
+  return n;
+}
+
+Status PwriteAll(int fd, const void* data, size_t n, uint64_t offset, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  size_t done = 0;
+  while (done < n) {
+    size_t want = AllowedBytes(n - done);
+    if (want == 0) return ErrnoError("write " + path + " at offset " + std::to_string(offset + done), ENOSPC);
+    const ssize_t r = ::pwrite(fd, p + done, want, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("write " + path + " at offset " + std::to_string(offset + done), errno);
+    }
+    if (r == 0) return ErrnoError("write " + path, ENOSPC);
+    done += static_cast<size_t>(r);
+  }
+  return Status::OK();
+}
+
+StatusOr<std::string> DescrOf(const storage::NpyInfo& like) {
+  if (like.is_bytes) return "|S" + std::to_string(like.item_size);
+  return storage::NpyDescr(like.dtype);
+}
+
+}  // namespace
+
+FileHandle::~FileHandle() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+FileHandle& FileHandle::operator=(FileHandle&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+Status FileHandle::Close(const std::string& path) {
+  const int f = fd_;
+  fd_ = -1;
+  if (f >= 0 && ::close(f) != 0 && errno != EINTR) return ErrnoError("close " + path, errno);
+  return Status::OK();
+}
+
+StatusOr<SourceArray> SourceArray::Open(const std::string& path) {
+  SourceArray a;
+  a.path_ = path;
+  FS_ASSIGN_OR_RETURN(a.info_, storage::ReadNpyHeader(path));
+  if (a.info_.shape.empty()) return DataLoss(path + ": expected an array with at least one dimension, got a scalar");
+  a.row_bytes_ = a.info_.item_size;
+  for (size_t d = 1; d < a.info_.shape.size(); ++d) a.row_bytes_ *= static_cast<size_t>(a.info_.shape[d]);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open " + path, errno);
+  a.fd_ = std::make_shared<FileHandle>(fd);
+  return a;
+}
+
+Status SourceArray::ReadRows(int64_t first, int64_t count, void* out) const {
+  if (first < 0 || count < 0 || first + count > rows()) {
+    return Internal(path_ + ": read of rows [" + std::to_string(first) + ", " +
+                    std::to_string(first + count) + ") outside the array's " + std::to_string(rows()));
+  }
+  char* p = static_cast<char*>(out);
+  const size_t n = static_cast<size_t>(count) * row_bytes_;
+  const uint64_t offset = info_.data_offset + static_cast<uint64_t>(first) * row_bytes_;
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t r = ::pread(fd_->get(), p + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("pread " + path_ + " at offset " + std::to_string(offset + done), errno);
+    }
+    if (r == 0) {
+      return DataLoss(path_ + ": truncated: file ends at offset " + std::to_string(offset + done) +
+                      ", before the " + std::to_string(rows()) + " rows its header declares");
+    }
+    done += static_cast<size_t>(r);
+  }
+  return Status::OK();
+}
+
+StatusOr<std::unique_ptr<OutputArray>> OutputArray::Create(const std::string& path,
+                                                           const storage::NpyInfo& like,
+                                                           const Shape& shape) {
+  FS_ASSIGN_OR_RETURN(std::string descr, DescrOf(like));
+  const uint64_t data_bytes = static_cast<uint64_t>(ShapeNumel(shape)) * like.item_size;
+  if (data_bytes == 0) {
+    // NpyWriter writes an empty array the way numpy can map it.
+    Shape inner(shape.begin() + (shape.empty() ? 0 : 1), shape.end());
+    std::unique_ptr<storage::NpyWriter> w;
+    if (like.is_bytes) {
+      FS_ASSIGN_OR_RETURN(w, storage::NpyWriter::CreateBytes(path, static_cast<int>(like.item_size)));
+    } else {
+      FS_ASSIGN_OR_RETURN(w, storage::NpyWriter::Create(path, like.dtype, inner));
+    }
+    FS_RETURN_IF_ERROR(w->Finish());
+    return std::unique_ptr<OutputArray>(new OutputArray(path, FileHandle(), 0, 0));
+  }
+  FS_ASSIGN_OR_RETURN(std::string header, storage::BuildNpyHeader(descr, shape));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("open " + path, errno);
+  FileHandle h(fd);
+  FS_RETURN_IF_ERROR(PwriteAll(h.get(), header.data(), header.size(), 0, path));
+  return std::unique_ptr<OutputArray>(new OutputArray(path, std::move(h), header.size(), data_bytes));
+}
+
+Status OutputArray::WriteAt(uint64_t offset, const void* data, size_t bytes) {
+  if (offset + bytes > data_bytes_) {
+    return Internal(path_ + ": write of " + std::to_string(bytes) + " bytes at data offset " +
+                    std::to_string(offset) + " beyond the array's " + std::to_string(data_bytes_));
+  }
+  if (bytes == 0) return Status::OK();
+  FS_RETURN_IF_ERROR(PwriteAll(fd_.get(), data, bytes, data_offset_ + offset, path_));
+  written_ += bytes;
+  return Status::OK();
+}
+
+Status OutputArray::Finish() {
+  if (written_ != data_bytes_) {
+    return Internal(path_ + ": " + std::to_string(written_) + " of " + std::to_string(data_bytes_) +
+                    " data bytes written");
+  }
+  return fd_.Close(path_);
+}
+
+RegionWriter::RegionWriter(OutputArray* out, std::vector<uint64_t> begin, size_t buffer_bytes)
+    : out_(out), begin_(std::move(begin)), buffer_bytes_(std::max<size_t>(buffer_bytes, 1)) {
+  const size_t parts = begin_.size() - 1;
+  cursor_.assign(begin_.begin(), begin_.end() - 1);
+  buf_.resize(parts);
+  used_.assign(parts, 0);
+}
+
+Status RegionWriter::FlushRegion(int r) {
+  if (used_[r] == 0) return Status::OK();
+  if (cursor_[r] + used_[r] > begin_[r + 1]) {
+    return Internal(out_->path() + ": region " + std::to_string(r) + " overflows its " +
+                    std::to_string(begin_[r + 1] - begin_[r]) + " bytes");
+  }
+  FS_RETURN_IF_ERROR(out_->WriteAt(cursor_[r], buf_[r].data(), used_[r]));
+  cursor_[r] += used_[r];
+  used_[r] = 0;
+  return Status::OK();
+}
+
+Status RegionWriter::Append(int r, const void* data, size_t bytes) {
+  std::vector<char>& b = buf_[r];
+  if (used_[r] + bytes > buffer_bytes_) {
+    FS_RETURN_IF_ERROR(FlushRegion(r));
+    if (bytes >= buffer_bytes_) {  // a large row goes straight to the file
+      if (cursor_[r] + bytes > begin_[r + 1]) {
+        return Internal(out_->path() + ": region " + std::to_string(r) + " overflows");
+      }
+      FS_RETURN_IF_ERROR(out_->WriteAt(cursor_[r], data, bytes));
+      cursor_[r] += bytes;
+      return Status::OK();
+    }
+  }
+  if (b.size() < buffer_bytes_) b.resize(buffer_bytes_);  // first use: no memory for idle regions
+  std::memcpy(b.data() + used_[r], data, bytes);
+  used_[r] += bytes;
+  return Status::OK();
+}
+
+Status RegionWriter::Finish() {
+  for (size_t r = 0; r < buf_.size(); ++r) {
+    FS_RETURN_IF_ERROR(FlushRegion(static_cast<int>(r)));
+    if (cursor_[r] != begin_[r + 1]) {
+      return Internal(out_->path() + ": region " + std::to_string(r) + " got " +
+                      std::to_string(cursor_[r] - begin_[r]) + " of its " +
+                      std::to_string(begin_[r + 1] - begin_[r]) + " bytes");
+    }
+    std::vector<char>().swap(buf_[r]);
+  }
+  return Status::OK();
+}
+
+void SetWriteLimitForTesting(int64_t bytes) { g_write_limit.store(bytes, std::memory_order_relaxed); }
+
+int64_t PeakRssBytes() {
+  struct rusage ru;
+  if (::getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+int64_t CurrentRssBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  long long size = 0, resident = 0;
+  const int got = std::fscanf(f, "%lld %lld", &size, &resident);
+  std::fclose(f);
+  if (got != 2) return 0;
+  return static_cast<int64_t>(resident) * ::sysconf(_SC_PAGESIZE);
+}
+
+}  // namespace foresight::graph::internal

@@ -1,0 +1,158 @@
+#include "foresight/sampler/partition_order.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "order_util.h"
+
+namespace foresight::sampler {
+
+namespace {
+
+// Its own RNG purpose, so its streams never collide with SeedOrder's.
+constexpr uint64_t kPartitionOrderPurpose = static_cast<uint64_t>(RngPurpose::kPartitionOrder);
+
+Status CheckOffsets(const std::vector<int64_t>& offsets) {
+  if (offsets.size() < 2) {
+    return InvalidArgument("PartitionOrder: offsets: expected P+1 >= 2 row offsets (at least one partition), got " +
+                           std::to_string(offsets.size()));
+  }
+  if (offsets.size() - 1 > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return InvalidArgument("PartitionOrder: offsets: too many partitions (" + std::to_string(offsets.size() - 1) +
+                           ")");
+  }
+  if (offsets[0] != 0) {
+    return InvalidArgument("PartitionOrder: offsets[0] = " + std::to_string(offsets[0]) + " (expected 0)");
+  }
+  for (size_t p = 1; p < offsets.size(); ++p) {
+    if (offsets[p] < offsets[p - 1]) {
+      return InvalidArgument("PartitionOrder: offsets decrease at partition " + std::to_string(p - 1) +
+                             " (offsets[" + std::to_string(p - 1) + "] = " + std::to_string(offsets[p - 1]) +
+                             " > offsets[" + std::to_string(p) + "] = " + std::to_string(offsets[p]) + ")");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+PartitionOrder::PartitionOrder(Tensor train_ids, std::vector<int64_t> offsets, int64_t batch_size, uint64_t seed,
+                               int group_size)
+    : offsets_(std::move(offsets)), batch_size_(batch_size), seed_(seed), group_size_(group_size) {
+  status_ = Init(train_ids);
+  if (!status_.ok()) {
+    ids_ = Tensor();
+    group_begin_.clear();
+    num_batches_ = 0;
+  }
+}
+
+Status PartitionOrder::Init(const Tensor& train_ids) {
+  FS_ASSIGN_OR_RETURN(Tensor ids, internal::CopyIdsToI64(train_ids, "PartitionOrder"));
+  if (batch_size_ < 1) {
+    return InvalidArgument("PartitionOrder: batch_size must be >= 1, got " + std::to_string(batch_size_));
+  }
+  if (group_size_ < 1) {
+    return InvalidArgument("PartitionOrder: group_size must be >= 1, got " + std::to_string(group_size_));
+  }
+  FS_RETURN_IF_ERROR(CheckOffsets(offsets_));
+  const int64_t num_rows = offsets_.back();
+  const int64_t n = ids.numel();
+  const int64_t* id = ids.data<int64_t>();
+  const int groups = num_groups();
+
+  // Group of every id (binary search over the offsets; empty partitions
+  // have equal offsets and are never found), counted for a stable
+  // counting sort that keeps train_ids order within a group.
+  std::vector<int> group_of(static_cast<size_t>(n));
+  std::vector<int64_t> count(static_cast<size_t>(groups) + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (id[i] < 0 || id[i] >= num_rows) {
+      return OutOfRange("PartitionOrder: train_ids[" + std::to_string(i) + "] = " + std::to_string(id[i]) +
+                        " is outside the partitioned rows [0, " + std::to_string(num_rows) + ")");
+    }
+    const int p = static_cast<int>(std::upper_bound(offsets_.begin(), offsets_.end(), id[i]) - offsets_.begin()) - 1;
+    group_of[i] = p / group_size_;
+    ++count[group_of[i] + 1];
+  }
+  group_begin_.assign(static_cast<size_t>(groups) + 1, 0);
+  std::partial_sum(count.begin(), count.end(), group_begin_.begin());
+  ids_ = Tensor::Empty({n}, DType::kI64);
+  int64_t* grouped = ids_.data<int64_t>();
+  std::vector<int64_t> fill(group_begin_.begin(), group_begin_.end() - 1);
+  for (int64_t i = 0; i < n; ++i) grouped[fill[group_of[i]]++] = id[i];
+
+  num_batches_ = 0;
+  for (int g = 0; g < groups; ++g) {
+    num_batches_ += (group_begin_[g + 1] - group_begin_[g] + batch_size_ - 1) / batch_size_;
+  }
+  return Status::OK();
+}
+
+int PartitionOrder::num_partitions() const {
+  return offsets_.size() < 2 ? 0 : static_cast<int>(offsets_.size() - 1);
+}
+
+int PartitionOrder::num_groups() const {
+  if (group_size_ < 1) return 0;
+  return (num_partitions() + group_size_ - 1) / group_size_;
+}
+
+// A fresh plan per epoch, shared read-only by every batch handed out.
+std::shared_ptr<const PartitionOrder::EpochPlan> PartitionOrder::MakePlan(int64_t epoch) const {
+  const RngKey key = RngKey::FromSeed(seed_).Fold(kPartitionOrderPurpose).Fold(static_cast<uint64_t>(epoch));
+  const int groups = num_groups();
+  std::vector<int64_t> perm(static_cast<size_t>(groups));
+  std::iota(perm.begin(), perm.end(), int64_t{0});
+  internal::Shuffle(perm.data(), groups, key);
+
+  auto plan = std::make_shared<EpochPlan>();
+  plan->order = Tensor::Empty({ids_.numel()}, DType::kI64);
+  plan->batch_begin.reserve(static_cast<size_t>(num_batches_) + 1);
+  plan->batch_group.reserve(static_cast<size_t>(num_batches_));
+  int64_t* out = plan->order.data<int64_t>();
+  const int64_t* grouped = ids_.data<int64_t>();
+  int64_t pos = 0;
+  for (const int64_t g : perm) {
+    const int64_t begin = group_begin_[g], n_g = group_begin_[g + 1] - begin;
+    std::copy(grouped + begin, grouped + begin + n_g, out + pos);
+    internal::Shuffle(out + pos, n_g, key.Fold(static_cast<uint64_t>(g)));
+    for (int64_t b = 0; b < n_g; b += batch_size_) {
+      plan->batch_begin.push_back(pos + b);
+      plan->batch_group.push_back(static_cast<int>(g));
+    }
+    pos += n_g;
+  }
+  plan->batch_begin.push_back(pos);
+  return plan;
+}
+
+std::shared_ptr<const PartitionOrder::EpochPlan> PartitionOrder::Plan(int64_t epoch) const {
+  return cache_.Get(epoch, [this](int64_t e) { return MakePlan(e); });
+}
+
+Tensor PartitionOrder::Batch(int64_t epoch, int64_t b) const {
+  if (b < 0 || b >= num_batches_) return Tensor();
+  const std::shared_ptr<const EpochPlan> plan = Plan(epoch);
+  return plan->order.Slice(0, plan->batch_begin[b], plan->batch_begin[b + 1]);
+}
+
+int PartitionOrder::BatchGroup(int64_t epoch, int64_t b) const {
+  if (b < 0 || b >= num_batches_) return -1;
+  return Plan(epoch)->batch_group[b];
+}
+
+std::vector<int> PartitionOrder::ResidentPartitions(int64_t epoch, int64_t b) const {
+  const int g = BatchGroup(epoch, b);
+  if (g < 0) return {};
+  const int64_t first = static_cast<int64_t>(g) * group_size_;
+  const int64_t last = std::min<int64_t>(num_partitions(), first + group_size_);
+  std::vector<int> parts(static_cast<size_t>(last - first));
+  std::iota(parts.begin(), parts.end(), static_cast<int>(first));
+  return parts;
+}
+
+}  // namespace foresight::sampler

@@ -1,0 +1,137 @@
+// End-to-end `foresight partition`: the JSON report, exit codes and
+// messages, and a real write failure (RLIMIT_FSIZE in the child, SIGXFSZ
+// ignored so the write returns EFBIG) that must leave the dataset intact.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "testing/testing.h"
+
+namespace foresight {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs `<prefix> foresight <args>` through sh.
+Result Foresight(const std::string& args, const std::string& prefix = "") {
+  testing::TempDir tmp;
+  const std::string err_file = tmp.File("stderr");
+  const std::string cmd = prefix + Quote(testing::BinaryDir() + "/foresight") + " " + args + " 2>" + Quote(err_file);
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = testing::ReadFile(err_file);
+  return r;
+}
+
+std::map<std::string, std::string> DirContents(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    files[e.path().filename().string()] = testing::ReadFile(e.path().string());
+  }
+  return files;
+}
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class PartitionCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ds_ = tmp_.File("g");
+    const Result r = Foresight("generate graph --nodes 2000 --edges 20000 --features 16 --classes 4 --seed 3 --quiet "
+                         "--threads 2 --output " + Quote(ds_));
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  testing::TempDir tmp_;
+  std::string ds_;
+};
+
+TEST_F(PartitionCliTest, PrintsTheReportAndWritesTheDataset) {
+  const std::string out = tmp_.File("out");
+  const Result r = Foresight("partition " + Quote(ds_) + " --parts 4 --method stream --quiet --output " + Quote(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["method"], "stream");
+  EXPECT_EQ(j["parts"], 4);
+  EXPECT_EQ(j["dataset"], out);
+  ASSERT_EQ(j["offsets"].size(), 5u);
+  EXPECT_EQ(j["offsets"][4], 2000);
+  EXPECT_GT(j["edge_cut"].get<int64_t>(), 0);
+  EXPECT_LT(j["cut_fraction"].get<double>(), 0.75);
+  EXPECT_LE(j["balance"].get<double>(), 1.05);
+  EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
+  const nlohmann::json m = nlohmann::json::parse(testing::ReadFile(out + "/manifest.json"));
+  EXPECT_EQ(m["partitions"]["offsets"], j["offsets"]);
+  EXPECT_EQ(m["partitions"]["edge_cut"], j["edge_cut"]);
+  EXPECT_EQ(m["id_map"], "int");
+  // In place, with METIS.
+  const Result r2 = Foresight("partition " + Quote(ds_) + " --parts 2 --method metis --seed 5 --quiet");
+  ASSERT_EQ(r2.code, 0) << r2.err;
+  EXPECT_EQ(nlohmann::json::parse(r2.out)["dataset"], ds_);
+  const nlohmann::json m2 = nlohmann::json::parse(testing::ReadFile(ds_ + "/manifest.json"));
+  EXPECT_EQ(m2["partitions"]["method"], "metis");
+  EXPECT_EQ(Entries(tmp_.path()), (std::vector<std::string>{"g", "out"}));
+}
+
+TEST_F(PartitionCliTest, ErrorsAndExitCodes) {
+  Result r = Foresight("partition " + Quote(tmp_.File("missing")) + " --parts 2");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("foresight partition: dataset " + tmp_.File("missing") + " does not exist"),
+            std::string::npos)
+      << r.err;
+  r = Foresight("partition " + Quote(ds_) + " --parts 0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--parts must be >= 1, got 0"), std::string::npos) << r.err;
+  r = Foresight("partition " + Quote(ds_) + " --parts 2001 --method stream");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--parts 2001 is more than the 2000 nodes"), std::string::npos) << r.err;
+  r = Foresight("partition " + Quote(ds_) + " --parts 2 --method spectral");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--method must be metis or stream, got \"spectral\""), std::string::npos) << r.err;
+  r = Foresight("partition " + Quote(ds_) + " --parts 2 --method metis --memory-budget 1M");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("metis needs an estimated"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("use --method stream"), std::string::npos) << r.err;
+  EXPECT_EQ(Entries(tmp_.path()), std::vector<std::string>{"g"});
+}
+
+// The process may write only 100 KiB per file: the features file cannot be
+// written, the run fails cleanly, and the dataset is byte-identical.
+TEST_F(PartitionCliTest, WriteFailureLeavesTheDatasetIntact) {
+  const auto before = DirContents(ds_);
+  const Result r = Foresight("partition " + Quote(ds_) + " --parts 4 --method stream --quiet",
+                       "trap '' XFSZ; ulimit -f 200; exec ");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("foresight partition: write "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_TRUE(DirContents(ds_) == before);
+  EXPECT_EQ(Entries(tmp_.path()), std::vector<std::string>{"g"});
+}
+
+}  // namespace
+}  // namespace foresight

@@ -1,0 +1,252 @@
+// Plan consistency under pipelining (pinning), oversized batches, the static
+// policy's fill, dense vs sparse keys, and argument errors.
+#include <limits>
+#include <map>
+#include <set>
+
+#include "cache_test_util.h"
+
+namespace foresight::cache::testing {
+namespace {
+
+const Policy kPolicies[] = {Policy::kLookahead, Policy::kLru, Policy::kStatic};
+
+// Replays plans in order with `depth` in flight, tracking what each slot
+// holds, and checks every plan against it: located keys are either fetched
+// by the plan or already in their slot; fetched and written-back slots are
+// not used by any batch in flight; bypass lists exactly the unlocated keys.
+void CheckPlans(const RunResult& r, const Trace& trace, int depth, int64_t num_slots) {
+  std::map<int64_t, int64_t> holds;       // slot -> key
+  std::map<int64_t, std::set<int64_t>> in_flight;  // seq -> slots
+  for (size_t t = 0; t < r.plans.size(); ++t) {
+    const BatchPlan& p = r.plans[t];
+    SCOPED_TRACE("plan " + std::to_string(t));
+    if (static_cast<int>(in_flight.size()) == depth) in_flight.erase(in_flight.begin());
+    std::set<int64_t> pinned;
+    for (auto& [s, slots] : in_flight) pinned.insert(slots.begin(), slots.end());
+    ASSERT_EQ(p.seq, static_cast<int64_t>(t));
+    ASSERT_EQ(p.keys, trace[t]);
+    ASSERT_EQ(p.location.size(), p.keys.size());
+    for (const SlotKey& wb : p.writebacks) {
+      EXPECT_EQ(holds[wb.slot], wb.key);
+      EXPECT_FALSE(pinned.count(wb.slot)) << "wrote back pinned slot " << wb.slot;
+    }
+    std::map<int64_t, int64_t> fetched;  // slot -> key
+    for (const SlotKey& f : p.fetches) {
+      EXPECT_FALSE(pinned.count(f.slot)) << "slot " << f.slot << " of a batch in flight was reassigned";
+      EXPECT_TRUE(fetched.emplace(f.slot, f.key).second) << "slot " << f.slot << " fetched twice";
+      holds[f.slot] = f.key;
+    }
+    std::set<int64_t> used;
+    std::vector<int64_t> bypass;
+    int64_t hits = 0;
+    for (size_t i = 0; i < p.keys.size(); ++i) {
+      const int64_t s = p.location[i];
+      if (s == kBypass) {
+        bypass.push_back(static_cast<int64_t>(i));
+        continue;
+      }
+      ASSERT_GE(s, 0);
+      ASSERT_LT(s, num_slots);
+      EXPECT_TRUE(used.insert(s).second) << "slot " << s << " used twice in one plan";
+      EXPECT_EQ(holds[s], p.keys[i]) << "key " << p.keys[i] << " located in slot " << s;
+      if (!fetched.count(s)) ++hits;
+    }
+    EXPECT_EQ(p.bypass, bypass);
+    EXPECT_EQ(p.hits, hits);
+    EXPECT_EQ(p.misses, static_cast<int64_t>(p.keys.size()) - hits);
+    in_flight[p.seq] = used;
+  }
+}
+
+TEST(CachePlanner, PinnedSlotsAreNeverReassigned) {
+  const Trace traces[] = {UniformTrace(50, 12, 60, 7), ZipfTrace(50, 12, 100, 1.0, 8), NeighbourhoodTrace(50, 12, 200, 9)};
+  for (const Trace& trace : traces) {
+    for (Policy policy : kPolicies) {
+      for (int64_t slots : {0, 1, 5, 13, 30, 200}) {
+        for (int depth : {1, 2, 3, 5}) {
+          for (int window : {0, 3, 50}) {
+            SCOPED_TRACE(std::string(PolicyName(policy)) + " slots " + std::to_string(slots) + " depth " +
+                         std::to_string(depth) + " window " + std::to_string(window));
+            const CacheConfig c = Config(policy, slots, window, 1000, /*writable=*/true);
+            ASSERT_OK_AND_ASSIGN(RunResult r, RunTrace(c, trace, depth, ByFrequency(trace), /*wrote=*/true));
+            CheckPlans(r, trace, depth, slots);
+            int64_t misses = 0;
+            for (const BatchPlan& p : r.plans) misses += p.misses;
+            EXPECT_EQ(r.counters.misses, misses);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CachePlanner, ABatchLargerThanTheCacheGetsEverySlot) {
+  std::vector<int64_t> big;
+  for (int64_t k = 0; k < 50; ++k) big.push_back((k * 37) % 50);
+  for (Policy policy : kPolicies) {
+    SCOPED_TRACE(PolicyName(policy));
+    ASSERT_OK_AND_ASSIGN(auto planner, CachePlanner::Create(Config(policy, 8, 0, 101)));
+    if (policy == Policy::kStatic) ASSERT_OK(planner->SetStaticKeys(big));
+    ASSERT_OK(planner->Submit(big));
+    std::vector<int64_t> other;
+    for (int64_t k = 0; k < 20; ++k) other.push_back(60 + k);
+    ASSERT_OK(planner->Submit(other));
+    ASSERT_OK_AND_ASSIGN(BatchPlan p, planner->PlanNext());
+    std::set<int64_t> slots;
+    for (int64_t s : p.location) {
+      if (s != kBypass) slots.insert(s);
+    }
+    EXPECT_EQ(slots.size(), 8u);
+    EXPECT_EQ(p.bypass.size(), big.size() - 8);
+    EXPECT_EQ(p.misses, 50);
+    // The second batch while the first is in flight: every slot is pinned.
+    ASSERT_OK_AND_ASSIGN(BatchPlan q, planner->PlanNext());
+    int64_t in_cache = 0;
+    for (int64_t s : q.location) in_cache += s != kBypass;
+    EXPECT_EQ(in_cache, 0);
+    EXPECT_TRUE(q.fetches.empty());
+    ASSERT_OK(planner->Release(0, false));
+    ASSERT_OK(planner->Release(1, false));
+  }
+}
+
+TEST(StaticPolicy, FillsOnceNeverEvictsOthersBypass) {
+  const Trace trace = ZipfTrace(30, 15, 120, 1.0, 11);
+  const std::vector<int64_t> order = ByFrequency(trace);
+  for (int64_t slots : {0, 4, 20, 500}) {
+    SCOPED_TRACE("slots " + std::to_string(slots));
+    ASSERT_OK_AND_ASSIGN(RunResult r, RunTrace(Config(Policy::kStatic, slots, 2, 0), trace, 2, order));
+    const int64_t fill = std::min<int64_t>(slots, order.size());
+    std::set<int64_t> chosen(order.begin(), order.begin() + fill);
+    ASSERT_EQ(static_cast<int64_t>(r.plans[0].fetches.size()), fill);
+    for (int64_t j = 0; j < fill; ++j) {
+      EXPECT_EQ(r.plans[0].fetches[j].key, order[j]);
+      EXPECT_EQ(r.plans[0].fetches[j].slot, j);
+    }
+    EXPECT_EQ(r.counters.fetches, fill);
+    EXPECT_EQ(r.counters.evictions, 0);
+    int64_t hits = 0, total = 0;
+    for (size_t t = 0; t < trace.size(); ++t) {
+      const BatchPlan& p = r.plans[t];
+      if (t > 0) {
+        EXPECT_TRUE(p.fetches.empty());
+      }
+      EXPECT_TRUE(p.writebacks.empty());
+      for (size_t i = 0; i < p.keys.size(); ++i) {
+        const bool cached = chosen.count(p.keys[i]) > 0;
+        EXPECT_EQ(p.location[i] != kBypass, cached) << "key " << p.keys[i];
+        if (cached) {
+          EXPECT_EQ(order[p.location[i]], p.keys[i]);
+        }
+        hits += cached && t > 0;
+        ++total;
+      }
+    }
+    EXPECT_EQ(r.counters.hits, hits);  // the fill's keys read by batch 0 are its misses
+    EXPECT_EQ(r.counters.misses, total - hits);
+  }
+}
+
+// Keys k -> k * 1000003 - 5e17 (a bijection onto sparse, partly negative
+// keys): sparse plans equal dense plans up to the renaming.
+TEST(CachePlanner, DenseAndSparseKeysGiveTheSamePlans) {
+  auto rename = [](int64_t k) { return k * 1000003 - 500000000000000000; };
+  const Trace traces[] = {ZipfTrace(40, 20, 150, 1.1, 21), NeighbourhoodTrace(40, 20, 300, 22)};
+  for (const Trace& trace : traces) {
+    Trace renamed = trace;
+    for (auto& b : renamed)
+      for (auto& k : b) k = rename(k);
+    std::vector<int64_t> order = ByFrequency(trace), order_renamed = order;
+    for (auto& k : order_renamed) k = rename(k);
+    for (Policy policy : kPolicies) {
+      for (int64_t slots : {3, 17, 60}) {
+        SCOPED_TRACE(std::string(PolicyName(policy)) + " slots " + std::to_string(slots));
+        ASSERT_OK_AND_ASSIGN(RunResult dense, RunTrace(Config(policy, slots, 4, 300, true), trace, 3, order, true));
+        ASSERT_OK_AND_ASSIGN(RunResult sparse, RunTrace(Config(policy, slots, 4, 0, true), trace, 3, order, true));
+        ASSERT_OK_AND_ASSIGN(RunResult named,
+                             RunTrace(Config(policy, slots, 4, 0, true), renamed, 3, order_renamed, true));
+        for (size_t t = 0; t < trace.size(); ++t) {
+          for (const RunResult* other : {&sparse, &named}) {
+            const BatchPlan& a = dense.plans[t];
+            const BatchPlan& b = other->plans[t];
+            EXPECT_EQ(a.location, b.location);
+            EXPECT_EQ(a.bypass, b.bypass);
+            EXPECT_EQ(a.wait_for_seq, b.wait_for_seq);
+            ASSERT_EQ(a.fetches.size(), b.fetches.size());
+            ASSERT_EQ(a.writebacks.size(), b.writebacks.size());
+            const bool ren = other == &named;
+            for (size_t j = 0; j < a.fetches.size(); ++j) {
+              EXPECT_EQ(ren ? rename(a.fetches[j].key) : a.fetches[j].key, b.fetches[j].key);
+              EXPECT_EQ(a.fetches[j].slot, b.fetches[j].slot);
+            }
+            for (size_t j = 0; j < a.writebacks.size(); ++j) {
+              EXPECT_EQ(ren ? rename(a.writebacks[j].key) : a.writebacks[j].key, b.writebacks[j].key);
+              EXPECT_EQ(a.writebacks[j].slot, b.writebacks[j].slot);
+            }
+          }
+        }
+        EXPECT_EQ(dense.counters.misses, named.counters.misses);
+        EXPECT_EQ(dense.counters.writebacks, named.counters.writebacks);
+      }
+    }
+  }
+}
+
+TEST(CachePlanner, RejectsBadArguments) {
+  CacheConfig c = Config(Policy::kLookahead, 4, 2, 10);
+  c.row_bytes = 0;
+  EXPECT_ERROR_CONTAINS(CachePlanner::Create(c), "row_bytes must be > 0, got 0");
+  c = Config(Policy::kLookahead, 4, 2, 10);
+  c.capacity_bytes = -1;
+  EXPECT_ERROR_CONTAINS(CachePlanner::Create(c), "capacity_bytes must be >= 0, got -1");
+  c = Config(Policy::kLookahead, 4, -1, 10);
+  EXPECT_ERROR_CONTAINS(CachePlanner::Create(c), "lookahead must be >= 0, got -1");
+  EXPECT_ERROR_CONTAINS(ParsePolicy("fifo"), "unknown cache policy 'fifo' (expected lookahead, lru or static)");
+  ASSERT_OK_AND_ASSIGN(Policy p, ParsePolicy("static"));
+  EXPECT_EQ(p, Policy::kStatic);
+  EXPECT_STREQ(PolicyName(Policy::kLru), "lru");
+
+  ASSERT_OK_AND_ASSIGN(auto planner, CachePlanner::Create(Config(Policy::kLookahead, 4, 2, 10)));
+  EXPECT_ERROR_CONTAINS(planner->Submit({1, 2, 3, 2}), "Submit: batch 0 repeats key 2 (positions 1 and 3)");
+  EXPECT_ERROR_CONTAINS(planner->Submit({1, 10}), "Submit: batch 0: key 10 at position 1 is outside [0, 10)");
+  EXPECT_ERROR_CONTAINS(planner->Submit({-3}), "key -3 at position 0 is outside [0, 10)");
+  EXPECT_ERROR_CONTAINS(planner->SetStaticKeys({1}), "the cache policy is lookahead; only the static policy");
+  ASSERT_OK(planner->Submit({1, 2}));
+  ASSERT_OK(planner->Submit({3}));
+  EXPECT_FALSE(planner->CanPlan());
+  EXPECT_ERROR_CONTAINS(planner->PlanNext(),
+                        "PlanNext: batch 0 needs 2 submitted batches after it (lookahead) or Close(); 1 are");
+  EXPECT_ERROR_CONTAINS(planner->Release(0, false), "Release: batch 0 is not in flight (it was not planned yet");
+  EXPECT_ERROR_CONTAINS(planner->Release(7, false), "Release: batch 7 is not in flight (it was never submitted");
+  planner->Close();
+  EXPECT_ERROR_CONTAINS(planner->Submit({4}), "Submit: the planner was closed after batch 1");
+  ASSERT_TRUE(planner->CanPlan());
+  ASSERT_OK_AND_ASSIGN(BatchPlan b0, planner->PlanNext());
+  EXPECT_ERROR_CONTAINS(planner->Release(0, true), "batch 0 wrote its rows but the cache is read-only");
+  EXPECT_ERROR_CONTAINS(planner->TakeDirty(), "TakeDirty: 1 batches are in flight");
+  ASSERT_OK(planner->Release(0, false));
+  EXPECT_ERROR_CONTAINS(planner->Release(0, false), "Release: batch 0 is not in flight (it was already released");
+  ASSERT_OK_AND_ASSIGN(BatchPlan b1, planner->PlanNext());
+  ASSERT_OK(planner->Release(1, false));
+  EXPECT_FALSE(planner->CanPlan());
+  EXPECT_ERROR_CONTAINS(planner->PlanNext(), "PlanNext: batch 2 was not submitted and the planner is closed");
+
+  ASSERT_OK_AND_ASSIGN(auto sparse, CachePlanner::Create(Config(Policy::kLru, 4, 0, 0)));
+  EXPECT_ERROR_CONTAINS(sparse->Submit({5, std::numeric_limits<int64_t>::min()}),
+                        "key -9223372036854775808 at position 1 is reserved");
+  ASSERT_OK(sparse->Submit({-5, std::numeric_limits<int64_t>::max()}));
+
+  ASSERT_OK_AND_ASSIGN(auto fixed, CachePlanner::Create(Config(Policy::kStatic, 4, 0, 10)));
+  ASSERT_OK(fixed->Submit({1}));
+  EXPECT_ERROR_CONTAINS(fixed->PlanNext(), "the static policy needs SetStaticKeys before the first plan");
+  EXPECT_ERROR_CONTAINS(fixed->SetStaticKeys({3, 11}), "SetStaticKeys: key 11 at position 1 is outside [0, 10)");
+  EXPECT_ERROR_CONTAINS(fixed->SetStaticKeys({3, 3}), "SetStaticKeys repeats key 3 (positions 0 and 1)");
+  ASSERT_OK(fixed->SetStaticKeys({3, 1}));
+  ASSERT_OK_AND_ASSIGN(BatchPlan f0, fixed->PlanNext());
+  EXPECT_EQ(f0.fetches.size(), 2u);
+  EXPECT_ERROR_CONTAINS(fixed->SetStaticKeys({2}), "already filled by the first plan");
+}
+
+}  // namespace
+}  // namespace foresight::cache::testing

@@ -1,0 +1,130 @@
+// The per-epoch metrics of the pipeline: cache and I/O counters and the
+// stages' busy / waiting seconds, attributed by batch.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "foresight/trainer/trainer.h"
+#include "pipeline_test_util.h"
+#include "testing/testing.h"
+
+namespace foresight::trainer {
+namespace {
+
+using foresight::testing::kPipelineFeatureBytes;
+using foresight::testing::PipelineOptions;
+using foresight::testing::TempDir;
+using foresight::testing::TrainHistory;
+
+class PipelineMetricsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    ASSERT_OK(foresight::testing::WritePipelineDataset(dir_->File("data")));
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static TrainOptions Options() { return PipelineOptions(dir_->File("data")); }
+  static TempDir* dir_;
+};
+TempDir* PipelineMetricsTest::dir_ = nullptr;
+
+std::vector<nlohmann::json> EpochLines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(foresight::testing::ReadFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (!j.contains("final")) out.push_back(j);
+  }
+  return out;
+}
+
+TEST_F(PipelineMetricsTest, EpochLinesCarryCacheIoAndStageTimes) {
+  TrainOptions o = Options();
+  o.feature_store = "disk";
+  o.cache_size = kPipelineFeatureBytes / 20;
+  o.metrics_file = dir_->File("disk.jsonl");
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  const std::vector<nlohmann::json> lines = EpochLines(o.metrics_file);
+  ASSERT_EQ(lines.size(), 3u);
+  const std::set<std::string> stages = {"sample", "plan", "read", "assemble", "compute", "write_back"};
+  for (const nlohmann::json& j : lines) {
+    for (const char* key : {"cache_hits", "cache_misses", "bytes_read", "bytes_written", "rows_requested"}) {
+      ASSERT_TRUE(j.contains(key)) << key << " missing from " << j.dump();
+      EXPECT_GE(j[key].get<int64_t>(), 0) << key;
+    }
+    EXPECT_EQ(j["cache_hits"].get<int64_t>() + j["cache_misses"].get<int64_t>(), j["rows_requested"].get<int64_t>());
+    EXPECT_GT(j["rows_requested"].get<int64_t>(), 0);
+    const int64_t bytes_read = j["bytes_read"].get<int64_t>();
+    EXPECT_GT(bytes_read, 0) << "disk reads every miss";
+    EXPECT_EQ(bytes_read % 4096, 0) << "O_DIRECT reads whole aligned blocks";
+    EXPECT_EQ(j["bytes_written"].get<int64_t>(), 0) << "node features are read-only";
+    ASSERT_TRUE(j["stages"].is_object());
+    std::set<std::string> seen;
+    for (auto it = j["stages"].begin(); it != j["stages"].end(); ++it) {
+      seen.insert(it.key());
+      EXPECT_GE(it.value()["busy"].get<double>(), 0.0) << it.key();
+      EXPECT_GE(it.value()["wait"].get<double>(), 0.0) << it.key();
+    }
+    EXPECT_EQ(seen, stages);
+    EXPECT_EQ(stages.count(j["bottleneck"].get<std::string>()), 1u) << j["bottleneck"];
+  }
+  // The summary's history has the same counters as the file.
+  ASSERT_EQ(s.history.size(), 3u);
+  EXPECT_EQ(s.history[0].bytes_read, lines[0]["bytes_read"].get<int64_t>());
+  EXPECT_EQ(s.history[2].cache_hits, lines[2]["cache_hits"].get<int64_t>());
+}
+
+TEST_F(PipelineMetricsTest, CountersFollowTheCache) {
+  // No cache: every requested row is a miss and read each epoch.
+  TrainOptions o = Options();
+  o.feature_store = "memory";
+  o.cache_size = 0;
+  for (const EpochMetrics& m : TrainHistory(o)) {
+    EXPECT_EQ(m.cache_hits, 0);
+    EXPECT_EQ(m.cache_misses, m.rows_requested);
+    EXPECT_GT(m.bytes_read, 0);
+  }
+  // A cache holding every row: after the first epoch nothing is read again.
+  for (const char* policy : {"lookahead", "lru", "static"}) {
+    o.feature_store = "disk";
+    o.cache_policy = policy;
+    o.cache_size = kPipelineFeatureBytes;
+    const std::vector<EpochMetrics> h = TrainHistory(o);
+    ASSERT_EQ(h.size(), 3u);
+    EXPECT_GT(h[0].bytes_read, 0) << policy << ": the first epoch fills the cache";
+    for (size_t e = 1; e < h.size(); ++e) {
+      EXPECT_EQ(h[e].bytes_read, 0) << policy << ", epoch " << e + 1;
+      EXPECT_EQ(h[e].cache_misses, 0) << policy << ", epoch " << e + 1;
+      EXPECT_EQ(h[e].cache_hits, h[e].rows_requested) << policy << ", epoch " << e + 1;
+    }
+  }
+}
+
+TEST_F(PipelineMetricsTest, StagesAreReportedToObservers) {
+  TrainOptions o = Options();
+  o.epochs = 1;
+  TrainCallbacks cb;
+  int calls = 0;
+  cb.on_stages = [&](const std::vector<std::pair<std::string, StageSeconds>>& stages) {
+    ++calls;
+    EXPECT_EQ(stages.size(), 6u);
+    EXPECT_EQ(stages.front().first, "sample");
+    EXPECT_EQ(stages.back().first, "write_back");
+  };
+  TrainSummary s;
+  ASSERT_OK(Train(o, cb, &s));
+  EXPECT_EQ(calls, 32);  // once per batch
+  ASSERT_EQ(s.history.size(), 1u);
+  EXPECT_EQ(s.history[0].stages.size(), 6u);
+  EXPECT_FALSE(s.history[0].bottleneck.empty());
+}
+
+}  // namespace
+}  // namespace foresight::trainer

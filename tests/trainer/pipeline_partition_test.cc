@@ -1,0 +1,90 @@
+// Partition order and resident sampling on a partitioned dataset
+// (graph::PartitionDataset): both train, and resident sampling reads fewer
+// feature bytes than full neighbourhoods at the same cache.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "foresight/core/context.h"
+#include "foresight/graph/partition.h"
+#include "foresight/trainer/trainer.h"
+#include "pipeline_test_util.h"
+#include "testing/testing.h"
+
+namespace foresight::trainer {
+namespace {
+
+using foresight::testing::kPipelineFeatureBytes;
+using foresight::testing::PipelineOptions;
+using foresight::testing::TempDir;
+using foresight::testing::TrainHistory;
+
+class PipelinePartitionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    ASSERT_OK(foresight::testing::WritePipelineDataset(dir_->File("plain")));
+    ASSERT_OK(foresight::testing::WritePipelineDataset(dir_->File("parted")));
+    graph::PartitionOptions po;
+    po.parts = 8;
+    po.method = "metis";
+    po.seed = 1;
+    auto report = graph::PartitionDataset(CpuContext(1), dir_->File("parted"), po);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static TempDir* dir_;
+};
+TempDir* PipelinePartitionTest::dir_ = nullptr;
+
+int64_t TotalBytesRead(const std::vector<EpochMetrics>& h) {
+  int64_t b = 0;
+  for (const EpochMetrics& m : h) b += m.bytes_read;
+  return b;
+}
+
+TEST_F(PipelinePartitionTest, PartitionOrderTrainsAndResidentSamplingReadsLess) {
+  TrainOptions o = PipelineOptions(dir_->File("parted"));
+  o.feature_store = "disk";
+  o.cache_size = kPipelineFeatureBytes / 10;
+  o.order = "partition";
+  o.resident_partitions = 1;
+  const std::vector<EpochMetrics> full = TrainHistory(o);
+  o.sampling = "resident";
+  const std::vector<EpochMetrics> resident = TrainHistory(o);
+  ASSERT_EQ(full.size(), 3u);
+  ASSERT_EQ(resident.size(), 3u);
+  for (size_t e = 0; e < 3; ++e) {
+    EXPECT_EQ(full[e].seeds, resident[e].seeds);  // the same seeds, fewer neighbours
+    EXPECT_LE(resident[e].rows_requested, full[e].rows_requested);
+  }
+  EXPECT_LT(full.back().loss, full.front().loss);
+  EXPECT_LT(resident.back().loss, resident.front().loss);
+  EXPECT_LT(TotalBytesRead(resident), TotalBytesRead(full));
+  EXPECT_GT(resident.back().val_acc, 0.5);  // 3 classes: still learns
+}
+
+TEST_F(PipelinePartitionTest, PartitionOrderIsDeterministicAcrossStoresAndThreads) {
+  TrainOptions o = PipelineOptions(dir_->File("parted"));
+  o.order = "partition";
+  o.sampling = "resident";
+  o.resident_partitions = 2;
+  o.feature_store = "memory";
+  o.cache_size = 0;
+  const std::vector<EpochMetrics> reference = TrainHistory(o);
+  o.feature_store = "disk";
+  o.cache_size = kPipelineFeatureBytes / 20;
+  o.threads = 1;
+  foresight::testing::ExpectSameResults(reference, TrainHistory(o), "resident, disk, 1 thread");
+}
+
+TEST_F(PipelinePartitionTest, PartitionOrderNeedsAPartitionedDataset) {
+  TrainOptions o = PipelineOptions(dir_->File("plain"));
+  o.order = "partition";
+  TrainSummary s;
+  EXPECT_ERROR_CONTAINS(Train(o, &s), "order: partition needs a partitioned dataset", "foresight partition",
+                        dir_->File("plain"));
+}
+
+}  // namespace
+}  // namespace foresight::trainer

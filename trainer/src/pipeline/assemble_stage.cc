@@ -1,0 +1,71 @@
+// The assemble stage: the batch's f32 input x, row i = the store's row of
+// input node i, taken from its cache slot or from the batch's bypass buffer
+// and widened from f16 when the features are f16 (exact, like the
+// in-memory gather), plus the seeds' labels. A CPU step within the budget.
+#include <cstring>
+
+#include "../node_data.h"
+#include "feature_pipeline.h"
+
+namespace foresight::trainer::internal {
+
+namespace {
+constexpr int64_t kRowGrain = 256;  // rows per chunk (independent of the thread count)
+}  // namespace
+
+Status FeaturePipeline::Assemble(PipelineBatch* b) {
+  const cache::BatchPlan& plan = b->plan;
+  const int64_t n = static_cast<int64_t>(plan.keys.size());
+  const int64_t width = config_.store->row_width();
+  const int64_t row_bytes = config_.store->row_bytes();
+  const DType dtype = config_.store->dtype();
+  for (int64_t i = 0; i < n; ++i) {
+    if (plan.location[i] < 0 && b->bypass_index[i] < 0) {
+      return Internal("batch " + std::to_string(b->seq) + ": row " + std::to_string(plan.keys[i]) +
+                      " has neither a slot nor a bypass buffer");
+    }
+  }
+  b->x = Tensor::Empty({n, width}, DType::kF32);
+  float* x = b->x.data<float>();
+  const uint8_t* bypass = b->bypass_rows.data();
+  SlotArena* arena = arena_.get();
+  config_.ctx.pool->ParallelFor(n, kRowGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t loc = plan.location[i];
+      const uint8_t* src = loc >= 0 ? arena->slot(loc) : bypass + b->bypass_index[i] * row_bytes;
+      float* dst = x + i * width;
+      if (dtype == DType::kF32) {
+        std::memcpy(dst, src, static_cast<size_t>(row_bytes));
+      } else {
+        const uint16_t* h = reinterpret_cast<const uint16_t*>(src);
+        for (int64_t k = 0; k < width; ++k) dst[k] = HalfToFloat(h[k]);
+      }
+    }
+  });
+  FS_ASSIGN_OR_RETURN(b->labels, GatherLabels(config_.labels, b->sampled.seeds));
+  return Status::OK();
+}
+
+Status FeaturePipeline::RunAssemble(StageWorker& w) {
+  for (;;) {
+    BatchPtr b;
+    double waited = 0;
+    if (!w.Pop(read_, &b, &waited)) break;
+    StageTimer timer;
+    FS_RETURN_IF_ERROR(budget_.Run([&] { return Assemble(b.get()); }));
+    if (!config_.cache.writable) {
+      // Compute reads only x: the bypass rows are not needed again.
+      std::vector<uint8_t>().swap(b->bypass_rows);
+    }
+    const double busy = timer.Lap();
+    const int64_t epoch = b->epoch;
+    const bool pushed = w.Push(assembled_, std::move(b), &waited);
+    w.Book(epoch, busy, waited);
+    if (!pushed) return Status::OK();
+  }
+  if (control_.cancelled()) return Status::OK();
+  assembled_.Close();
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer::internal

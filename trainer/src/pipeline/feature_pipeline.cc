@@ -1,0 +1,153 @@
+#include "feature_pipeline.h"
+
+#include <string>
+
+namespace foresight::trainer::internal {
+
+FeaturePipeline::FeaturePipeline(PipelineConfig config)
+    : config_(std::move(config)),
+      budget_(config_.ctx.pool),
+      sampled_(config_.queue_capacity),
+      planned_(config_.queue_capacity),
+      read_(config_.queue_capacity),
+      assembled_(config_.queue_capacity),
+      done_(config_.queue_capacity) {}
+
+StatusOr<std::unique_ptr<FeaturePipeline>> FeaturePipeline::Start(PipelineConfig config) {
+  std::unique_ptr<FeaturePipeline> p(new FeaturePipeline(std::move(config)));
+  FS_RETURN_IF_ERROR(p->Init());
+  p->StartStages();
+  return p;
+}
+
+Status FeaturePipeline::Init() {
+  const PipelineConfig& c = config_;
+  if (c.ctx.pool == nullptr) return Internal("pipeline: no thread pool in the context");
+  if (c.order == nullptr || c.store == nullptr) return Internal("pipeline: no batch order or feature store");
+  if (c.batches_per_epoch < 1 || c.start_seq < 0 || c.end_seq < c.start_seq) {
+    return Internal("pipeline: bad batch range [" + std::to_string(c.start_seq) + ", " +
+                    std::to_string(c.end_seq) + ") of " + std::to_string(c.batches_per_epoch) +
+                    " per epoch");
+  }
+  if (c.queue_capacity < 1 || c.max_in_flight < 1) {
+    return Internal("pipeline: queue capacity and batches in flight must be >= 1");
+  }
+  if (c.store->dtype() != DType::kF32 && c.store->dtype() != DType::kF16) {
+    return InvalidArgument(std::string("feature_store: features of dtype ") + DTypeName(c.store->dtype()) +
+                           " are not supported (f32 or f16)");
+  }
+  if (c.store->num_rows() != c.graph.num_dst()) {
+    return InvalidArgument("feature_store: " + std::to_string(c.store->num_rows()) + " feature rows for a graph of " +
+                           std::to_string(c.graph.num_dst()) + " nodes");
+  }
+  if (c.cache.row_bytes != c.store->row_bytes()) {
+    return Internal("pipeline: cache row_bytes " + std::to_string(c.cache.row_bytes) + " != store's " +
+                    std::to_string(c.store->row_bytes()));
+  }
+  FS_ASSIGN_OR_RETURN(planner_, cache::CachePlanner::Create(c.cache));
+  if (c.cache.policy == cache::Policy::kStatic) FS_RETURN_IF_ERROR(planner_->SetStaticKeys(c.static_keys));
+  FS_ASSIGN_OR_RETURN(arena_, HostSlotArena(planner_->num_slots(), c.cache.row_bytes));
+  const std::string backend = c.store->backend();
+  copy_store_ = backend == "memory" || backend == "mmap";
+  planner_released_through_ = c.start_seq - 1;
+  control_.MarkReleased(c.start_seq - 1);
+  for (BoundedQueue<BatchPtr>* q : {&sampled_, &planned_, &read_, &assembled_, &done_}) {
+    control_.OnCancel([q] { q->Cancel(); });
+  }
+  return Status::OK();
+}
+
+void FeaturePipeline::StartStages() {
+  struct Entry {
+    Stage stage;
+    Status (FeaturePipeline::*body)(StageWorker&);
+  };
+  const Entry entries[] = {{Stage::kSample, &FeaturePipeline::RunSample},
+                           {Stage::kPlan, &FeaturePipeline::RunPlan},
+                           {Stage::kRead, &FeaturePipeline::RunRead},
+                           {Stage::kAssemble, &FeaturePipeline::RunAssemble},
+                           {Stage::kWriteBack, &FeaturePipeline::RunWriteBack}};
+  for (const Entry& e : entries) {
+    workers_.push_back(std::make_unique<StageWorker>(e.stage, &control_, &ledger_));
+    StageWorker* w = workers_.back().get();
+    w->Start([this, w, body = e.body] { return (this->*body)(*w); });
+  }
+}
+
+void FeaturePipeline::StopStages() {
+  control_.Cancel();
+  for (auto& w : workers_) w->Join();
+  workers_.clear();
+}
+
+FeaturePipeline::~FeaturePipeline() { StopStages(); }
+
+Status FeaturePipeline::Next(BatchPtr* batch, double* waited) {
+  StageTimer t;
+  const bool ok = assembled_.Pop(batch);
+  *waited += t.Lap();
+  if (ok) return Status::OK();
+  FS_RETURN_IF_ERROR(control_.error());
+  if (control_.cancelled()) return Cancelled("pipeline: stopped");
+  return OutOfRange("pipeline: no batch after " + std::to_string(config_.end_seq - 1));
+}
+
+Status FeaturePipeline::Done(BatchPtr batch, double* waited) {
+  StageTimer t;
+  const bool ok = done_.Push(std::move(batch));
+  *waited += t.Lap();
+  if (ok) return Status::OK();
+  FS_RETURN_IF_ERROR(control_.error());
+  return Cancelled("pipeline: stopped");
+}
+
+Status FeaturePipeline::WaitReleased(int64_t seq) {
+  if (!control_.WaitReleased(seq)) {
+    FS_RETURN_IF_ERROR(control_.error());
+    return Cancelled("pipeline: stopped before batch " + std::to_string(seq) + " was written back");
+  }
+  return control_.error();
+}
+
+Status FeaturePipeline::Finish() {
+  if (finished_) return Status::OK();
+  FS_RETURN_IF_ERROR(WaitReleased(config_.end_seq - 1));
+  // Every stage ends on its own once its input is closed and drained; the
+  // write-back stage's input is the compute stage's, closed here.
+  done_.Close();
+  for (auto& w : workers_) w->Join();
+  workers_.clear();
+  FS_RETURN_IF_ERROR(control_.error());
+  finished_ = true;
+  FS_RETURN_IF_ERROR(ApplyReleases(config_.end_seq - 1));
+  if (!config_.cache.writable) return Status::OK();
+  FS_ASSIGN_OR_RETURN(std::vector<cache::SlotKey> dirty, planner_->TakeDirty());
+  std::vector<storage::RowRequest> reqs;
+  reqs.reserve(dirty.size());
+  for (const cache::SlotKey& sk : dirty) reqs.push_back({sk.key, arena_->slot(sk.slot)});
+  BatchIo io;
+  std::lock_guard<std::mutex> lock(store_mu_);
+  if (!reqs.empty()) FS_RETURN_IF_ERROR(StoreWrite(reqs, &io));
+  ledger_.AddIo(config_.end_seq <= 0 ? 0 : (config_.end_seq - 1) / config_.batches_per_epoch, io);
+  return config_.store->Flush();
+}
+
+Status FeaturePipeline::StoreRead(const std::vector<storage::RowRequest>& reqs, BatchIo* io) {
+  const storage::RowStoreStats before = config_.store->stats();
+  FS_RETURN_IF_ERROR(config_.store->Read(reqs));
+  const storage::RowStoreStats after = config_.store->stats();
+  io->bytes_read += after.bytes_read - before.bytes_read;
+  io->bytes_written += after.bytes_written - before.bytes_written;
+  return Status::OK();
+}
+
+Status FeaturePipeline::StoreWrite(const std::vector<storage::RowRequest>& reqs, BatchIo* io) {
+  const storage::RowStoreStats before = config_.store->stats();
+  FS_RETURN_IF_ERROR(config_.store->Write(reqs));
+  const storage::RowStoreStats after = config_.store->stats();
+  io->bytes_read += after.bytes_read - before.bytes_read;
+  io->bytes_written += after.bytes_written - before.bytes_written;
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer::internal

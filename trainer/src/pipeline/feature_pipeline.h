@@ -1,0 +1,179 @@
+// FeaturePipeline: the mini-batch trainer's input pipeline. Stages joined
+// by bounded queues, each on its own thread (waiting passively), feed the
+// compute stage, which is the caller's thread:
+//
+//   sample --q--> plan --q--> read --q--> assemble --q--> [compute] --q--> write back
+//
+//   sample      seeds of batch (epoch, b) from the order, neighbourhoods from
+//               its own NeighborSampler; runs ahead across epoch boundaries
+//   plan        CachePlanner::Submit of every sampled batch's input rows,
+//               PlanNext once W more batches are known (the lookahead window)
+//   read        executes a plan on the RowStore: write-backs, then fetches
+//               into cache slots and bypass rows into the batch's own buffer
+//   assemble    the f32 input x (rows from slots or the bypass buffer) and
+//               the seeds' labels
+//   compute     Next() / Done() around the training step (the caller)
+//   write back  writes rows a batch changed (writable stores only; node
+//               features are read-only, so it only releases), then releases
+//               the batch's cache slots
+//
+// Memory: every queue holds at most `queue_capacity` batches; the plan
+// stage holds at most W + 1 sampled batches (the window); at most
+// `max_in_flight` batches are planned and not yet released, so their pinned
+// slots and bypass buffers are bounded too.
+//
+// Determinism: a batch's x is the store's rows whatever the store, policy,
+// cache size, window or thread count, and batches reach compute in order.
+// Plans themselves are a pure function of the key lists: the plan stage
+// applies the release of batch t - max_in_flight (and only those) before
+// planning batch t, so the pinned set, and the I/O counts, never depend on
+// timing.
+//
+// CPU budget: see cpu_budget.h. Errors: the first stage to fail stops every
+// stage; Next() and WaitReleased() return that error, naming the stage.
+// Private to the trainer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "bounded_queue.h"
+#include "cpu_budget.h"
+#include "foresight/cache/cache_planner.h"
+#include "foresight/core/context.h"
+#include "foresight/kernels/csr.h"
+#include "foresight/sampler/neighbor_sampler.h"
+#include "foresight/sampler/partition_order.h"
+#include "foresight/sampler/seed_order.h"
+#include "foresight/storage/row_store.h"
+#include "slot_arena.h"
+#include "stage_clock.h"
+#include "stage_worker.h"
+
+namespace foresight::trainer::internal {
+
+// One mini-batch on its way through the stages.
+struct PipelineBatch {
+  int64_t seq = 0;    // epoch * batches_per_epoch + index
+  int64_t epoch = 0;  // counted from 0
+  int64_t index = 0;  // batch within the epoch
+  sampler::SampledBatch sampled;
+  cache::BatchPlan plan;
+  // Rows read around the cache: plan.bypass[j]'s row at j * row_bytes.
+  std::vector<uint8_t> bypass_rows;
+  // Per key position: its index in plan.bypass, or -1 (a cache slot).
+  std::vector<int32_t> bypass_index;
+  Tensor x;       // f32 [input rows, F]
+  Tensor labels;  // i64 [seeds]
+  BatchIo io;
+  bool wrote = false;  // compute changed rows (never for node features)
+};
+using BatchPtr = std::unique_ptr<PipelineBatch>;
+
+struct PipelineConfig {
+  ExecContext ctx;  // its pool is the CPU budget
+  const sampler::BatchOrder* order = nullptr;  // outlives the pipeline
+  kernels::Csr graph;                          // by destination, whole graph
+  std::vector<int64_t> fanouts;
+  uint64_t seed = 0;
+  // Resident sampling (--sampling resident): batch (e, b) samples only
+  // in-neighbours inside resident_order->ResidentPartitions(e, b). Null =
+  // full neighbourhoods. Outlives the pipeline.
+  const sampler::PartitionOrder* resident_order = nullptr;
+  storage::RowStore* store = nullptr;  // node features; outlives the pipeline
+  cache::CacheConfig cache;            // row_bytes = store->row_bytes()
+  std::vector<int64_t> static_keys;    // policy static: keys by priority
+  Tensor labels;                       // i32/i64 [N]
+  int64_t batches_per_epoch = 0;
+  int64_t start_seq = 0;  // first batch (a resumed run starts mid-way)
+  int64_t end_seq = 0;    // one past the last batch
+  // Batches each queue holds. Default: 2
+  int queue_capacity = 2;
+  // Batches planned and not yet released (their slots pinned). Default: 4
+  int max_in_flight = 4;
+};
+
+class FeaturePipeline {
+ public:
+  // Validates the config, allocates the slot arena and starts the stages.
+  static StatusOr<std::unique_ptr<FeaturePipeline>> Start(PipelineConfig config);
+  // Stops and joins every stage (cancelling whatever is in flight).
+  ~FeaturePipeline();
+  FeaturePipeline(const FeaturePipeline&) = delete;
+  FeaturePipeline& operator=(const FeaturePipeline&) = delete;
+
+  // The next batch for the compute stage, in sequence order. Adds the time
+  // blocked to *waited. Returns the failing stage's error, or OutOfRange
+  // after end_seq.
+  Status Next(BatchPtr* batch, double* waited);
+  // Hands a computed batch to the write-back stage.
+  Status Done(BatchPtr batch, double* waited);
+  // Blocks until batch `seq` and all before it are written back and
+  // released; the pipeline's error if it failed first.
+  Status WaitReleased(int64_t seq);
+  // After end_seq was released: joins the stages and writes back rows still
+  // dirty in the cache (writable stores), then flushes the store.
+  Status Finish();
+
+  // The epoch's stage seconds and I/O (call after WaitReleased of its last
+  // batch); the compute stage books its own time with BookCompute.
+  void BookCompute(int64_t epoch, double busy, double wait) {
+    ledger_.AddTime(Stage::kCompute, epoch, busy, wait);
+  }
+  EpochAccount TakeEpoch(int64_t epoch) { return ledger_.Take(epoch); }
+  // The sums so far (for a progress display).
+  EpochAccount PeekEpoch(int64_t epoch) { return ledger_.Peek(epoch); }
+
+  CpuBudget& budget() { return budget_; }
+  // Exclusive use of the feature store (the read and write-back stages
+  // pause meanwhile): for evaluation reading the same store. Lock order:
+  // the store first, then budget().ComputeTurn() (as the read stage does).
+  std::unique_lock<std::mutex> LockStore() { return std::unique_lock<std::mutex>(store_mu_); }
+  int64_t num_slots() const { return arena_->num_slots(); }
+  const PipelineConfig& config() const { return config_; }
+
+ private:
+  explicit FeaturePipeline(PipelineConfig config);
+  Status Init();
+  void StartStages();
+  void StopStages();
+
+  // Stage bodies (each in its own file).
+  Status RunSample(StageWorker& w);
+  Status RunPlan(StageWorker& w);
+  Status RunRead(StageWorker& w);
+  Status RunAssemble(StageWorker& w);
+  Status RunWriteBack(StageWorker& w);
+
+  // Plan stage helpers: applies planner releases up to `through`.
+  Status ApplyReleases(int64_t through);
+  // Read stage: one plan's I/O.
+  Status ExecutePlan(PipelineBatch* b);
+  // Assemble stage: x and labels.
+  Status Assemble(PipelineBatch* b);
+  // The rows of `reqs` moved, counting device bytes; the caller holds
+  // store_mu_ (so the deltas of the store's counters are this call's).
+  Status StoreRead(const std::vector<storage::RowRequest>& reqs, BatchIo* io);
+  Status StoreWrite(const std::vector<storage::RowRequest>& reqs, BatchIo* io);
+
+  PipelineConfig config_;
+  CpuBudget budget_;
+  PipelineControl control_;
+  EpochLedger ledger_;
+  std::unique_ptr<SlotArena> arena_;
+  std::unique_ptr<cache::CachePlanner> planner_;  // the plan stage's while running
+  int64_t planner_released_through_ = -1;         // releases given to the planner
+  bool copy_store_ = false;  // reads are CPU copies (memory, mmap): run them as CPU steps
+  std::mutex store_mu_;      // read and write-back stages (and evaluation) take turns on the store
+  std::mutex wrote_mu_;
+  std::map<int64_t, bool> wrote_;  // seq -> its batch wrote rows (write back -> plan)
+
+  BoundedQueue<BatchPtr> sampled_, planned_, read_, assembled_, done_;
+  std::vector<std::unique_ptr<StageWorker>> workers_;
+  bool finished_ = false;
+};
+
+}  // namespace foresight::trainer::internal

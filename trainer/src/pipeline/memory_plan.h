@@ -1,0 +1,73 @@
+// The memory plan of mini-batch training under --memory-budget: an itemised
+// estimate of the process's peak RSS apart from the feature cache, and the
+// cache size that the budget leaves. Each item is what that part can hold at
+// once (queue depths times the per-batch size), so the run stays inside the
+// budget. The per-batch size is measured on the first batches (with
+// headroom), capped by the fanouts' worst case. Private to the trainer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "foresight/core/status.h"
+#include "foresight/core/tensor.h"
+#include "foresight/storage/dataset.h"
+#include "foresight/trainer/train_options.h"
+
+namespace foresight::trainer::internal {
+
+struct MemoryItem {
+  std::string name;
+  int64_t bytes = 0;
+};
+
+struct MemoryEstimate {
+  std::vector<MemoryItem> items;
+  int64_t total() const;
+  // "baseline 41.2 MiB + topology 80.0 MiB + ... = 300.1 MiB"
+  std::string Describe() const;
+};
+
+struct MemoryInputs {
+  const storage::Dataset* dataset = nullptr;
+  const TrainOptions* options = nullptr;
+  int64_t parameters = 0;      // model parameter elements
+  // The largest input rows and block edges seen on a few sampled batches
+  // (0 = unknown: the fanouts' worst case is used).
+  int64_t probe_rows = 0;
+  int64_t probe_edges = 0;
+  // RAM evaluation's hidden layers may use (the rest spills to a scratch
+  // file); see EvaluationLayerBytes.
+  int64_t row_bytes = 0;       // the feature store's row
+  int queue_capacity = 2;      // the pipeline's
+  int max_in_flight = 4;
+  // Measured RSS of the process now, minus the dataset's mapped arrays
+  // resident in it (they are counted as their own items).
+  int64_t baseline_bytes = 0;
+};
+
+MemoryEstimate EstimateMemory(const MemoryInputs& in);
+
+// RAM that evaluation's hidden layers may hold (two layers of [N, width]
+// f32: a layer's input and output), at most a quarter of the budget when
+// there is one; part of EstimateMemory's "evaluation" item. Layer-wise
+// inference spills what does not fit to a scratch file.
+int64_t EvaluationLayerBytes(const MemoryInputs& in);
+
+// The cache capacity in bytes for `options`: cache_size when given (>= 0;
+// checked against the budget when there is one), else what memory_budget
+// leaves after `estimate` (ResourceExhausted listing the items when it
+// leaves nothing), else 0.
+StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate);
+
+// The process's resident set now (/proc/self/statm), 0 when unknown.
+int64_t CurrentRssBytes();
+// The resident bytes of this process's file mappings under `dir`
+// (/proc/self/smaps), e.g. a dataset's mmap'd arrays; 0 when unknown.
+int64_t MappedRssBytes(const std::string& dir);
+
+// "1.5 GiB", "12.0 MiB", "512 B".
+std::string FormatBytes(int64_t bytes);
+
+}  // namespace foresight::trainer::internal

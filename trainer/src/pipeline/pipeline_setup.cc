@@ -1,0 +1,54 @@
+#include "pipeline_setup.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+namespace foresight::trainer::internal {
+
+StatusOr<std::unique_ptr<storage::RowStore>> OpenFeatureStore(const TrainOptions& options,
+                                                              const storage::Dataset& dataset) {
+  const auto& arrays = dataset.manifest().arrays;
+  const auto it = arrays.find("features");
+  if (it == arrays.end()) return FailedPrecondition(dataset.dir() + ": the manifest lists no features array");
+  storage::RowStoreOptions so;
+  FS_ASSIGN_OR_RETURN(so.kind, storage::ParseRowStoreKind(options.feature_store));
+  so.path = dataset.dir() + "/" + it->second.file;
+  so.writable = false;
+  so.io_depth = options.io_depth;
+  auto store = storage::OpenRowStore(so);
+  if (!store.ok()) return store.status().WithContext("feature_store " + options.feature_store);
+  if ((*store)->num_rows() != dataset.num_nodes() || (*store)->row_width() != dataset.feature_dim()) {
+    return DataLoss(so.path + ": " + std::to_string((*store)->num_rows()) + " rows of " +
+                    std::to_string((*store)->row_width()) + " features, but the manifest says " +
+                    std::to_string(dataset.num_nodes()) + " nodes of " + std::to_string(dataset.feature_dim()));
+  }
+  return std::move(*store);
+}
+
+std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count) {
+  const int64_t n = indptr.numel() - 1;
+  count = std::max<int64_t>(0, std::min(count, n));
+  const int64_t* p = indptr.data<int64_t>();
+  std::vector<int64_t> ids(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  std::iota(ids.begin(), ids.end(), int64_t{0});
+  auto by_degree = [p](int64_t a, int64_t b) {
+    const int64_t da = p[a + 1] - p[a], db = p[b + 1] - p[b];
+    return da != db ? da > db : a < b;
+  };
+  std::partial_sort(ids.begin(), ids.begin() + count, ids.end(), by_degree);
+  ids.resize(static_cast<size_t>(count));
+  return ids;
+}
+
+StatusOr<std::vector<int64_t>> PartitionOffsets(const storage::Dataset& dataset) {
+  const std::vector<int64_t>& offsets = dataset.partition_offsets();
+  if (offsets.size() < 2) {
+    return FailedPrecondition("order: partition needs a partitioned dataset, and " + dataset.dir() +
+                              " has no partitions; run `foresight partition " + dataset.dir() +
+                              " --parts P` first");
+  }
+  return offsets;
+}
+
+}  // namespace foresight::trainer::internal

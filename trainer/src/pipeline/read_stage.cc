@@ -1,0 +1,76 @@
+// The read stage: executes plans in sequence order against the row store.
+// Per plan: wait for the release its read-after-write rule names, write back
+// the dirty rows it evicts, then read its fetches into cache slots and its
+// bypass rows into the batch's own buffer, in one submission (the store
+// coalesces and overlaps them up to its io depth). Disk reads are issued and
+// awaited on this thread (it sleeps in the kernel); reads that are memory
+// copies (memory and mmap stores) run as CPU steps within the budget.
+#include "feature_pipeline.h"
+
+namespace foresight::trainer::internal {
+
+Status FeaturePipeline::ExecutePlan(PipelineBatch* b) {
+  const cache::BatchPlan& plan = b->plan;
+  const int64_t row_bytes = config_.store->row_bytes();
+  if (plan.keys.size() != plan.location.size() ||
+      static_cast<int64_t>(plan.keys.size()) != b->sampled.input_nodes.numel()) {
+    return Internal("plan of batch " + std::to_string(b->seq) + " has " + std::to_string(plan.keys.size()) +
+                    " keys for " + std::to_string(b->sampled.input_nodes.numel()) + " input rows");
+  }
+  if (!plan.writebacks.empty()) {
+    std::vector<storage::RowRequest> writes;
+    writes.reserve(plan.writebacks.size());
+    for (const cache::SlotKey& sk : plan.writebacks) writes.push_back({sk.key, arena_->slot(sk.slot)});
+    FS_RETURN_IF_ERROR(StoreWrite(writes, &b->io));
+  }
+  b->bypass_rows.resize(plan.bypass.size() * static_cast<size_t>(row_bytes));
+  b->bypass_index.assign(plan.keys.size(), -1);
+  std::vector<storage::RowRequest> reads;
+  reads.reserve(plan.fetches.size() + plan.bypass.size());
+  for (const cache::SlotKey& sk : plan.fetches) reads.push_back({sk.key, arena_->slot(sk.slot)});
+  for (size_t j = 0; j < plan.bypass.size(); ++j) {
+    const int64_t i = plan.bypass[j];
+    if (i < 0 || i >= static_cast<int64_t>(plan.keys.size())) {
+      return Internal("plan of batch " + std::to_string(b->seq) + ": bypass position " + std::to_string(i));
+    }
+    b->bypass_index[i] = static_cast<int32_t>(j);
+    reads.push_back({plan.keys[i], b->bypass_rows.data() + j * row_bytes});
+  }
+  if (reads.empty()) return Status::OK();
+  return StoreRead(reads, &b->io);
+}
+
+Status FeaturePipeline::RunRead(StageWorker& w) {
+  for (;;) {
+    BatchPtr b;
+    double waited = 0;
+    if (!w.Pop(planned_, &b, &waited)) break;
+    if (b->plan.wait_for_seq >= 0) {
+      StageTimer t;
+      const bool released = control_.WaitReleased(b->plan.wait_for_seq + config_.start_seq);
+      waited += t.Lap();
+      if (!released) return Status::OK();  // cancelled
+    }
+    StageTimer timer;
+    // The store lock is taken on this thread, before any CPU turn, so a
+    // paused read (evaluation holds the store) never blocks a pool worker.
+    std::unique_lock<std::mutex> store_lock(store_mu_);
+    waited += timer.Lap();
+    if (copy_store_) {
+      FS_RETURN_IF_ERROR(budget_.Run([&] { return ExecutePlan(b.get()); }));
+    } else {
+      FS_RETURN_IF_ERROR(ExecutePlan(b.get()));
+    }
+    const double busy = timer.Lap();
+    store_lock.unlock();
+    const int64_t epoch = b->epoch;
+    const bool pushed = w.Push(read_, std::move(b), &waited);
+    w.Book(epoch, busy, waited);
+    if (!pushed) return Status::OK();
+  }
+  if (control_.cancelled()) return Status::OK();
+  read_.Close();
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer::internal
