@@ -92,15 +92,17 @@ def main():
     ap.add_argument("--budget", default="512M", help="--memory-budget of the disk run")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dataset", default="", help="use this dataset instead of generating one")
+    ap.add_argument("--partitioned", default="", help="its partitioned copy (for the order runs)")
     ap.add_argument("--skip", default="", help="comma list of sections to skip: memory,disk,policies,orders")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
 
     os.makedirs(args.work, exist_ok=True)
-    data = os.path.join(args.work, "graph")
-    parted = os.path.join(args.work, "graph-parted")
+    data = args.dataset or os.path.join(args.work, "graph")
+    parted = args.partitioned or os.path.join(args.work, "graph-parted")
     fs = args.foresight
-    results = {"graph": {"nodes": args.nodes, "edges": args.edges, "features": args.features}}
+    results = {}
 
     if not os.path.exists(os.path.join(data, "manifest.json")):
         secs, rss = run([fs, "generate", "graph", "--nodes", str(args.nodes), "--edges", str(args.edges),
@@ -112,7 +114,11 @@ def main():
                          "--output", parted], os.path.join(args.work, "partition.log"))
         results["partition"] = {"seconds": secs, "peak_rss": rss}
 
-    feature_bytes = args.nodes * args.features * 4
+    with open(os.path.join(data, "manifest.json")) as f:
+        manifest = json.load(f)
+    results["graph"] = {"nodes": manifest["num_nodes"], "edges": manifest["num_edges"],
+                        "features": manifest["feature_dim"], "dataset": data}
+    feature_bytes = manifest["num_nodes"] * manifest["feature_dim"] * 4
     results["graph"]["feature_bytes"] = feature_bytes
     common = ["--model", "sage", "--layers", "2", "--fanouts", "15,10", "--hidden", "256",
               "--batch-size", "1024", "--dropout", "0.5", "--optimizer", "adam", "--seed", "1",

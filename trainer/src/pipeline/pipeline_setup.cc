@@ -7,7 +7,7 @@
 namespace foresight::trainer::internal {
 
 StatusOr<std::unique_ptr<storage::RowStore>> OpenFeatureStore(const TrainOptions& options,
-                                                              const storage::Dataset& dataset) {
+                                                              const storage::Dataset& dataset, bool buffered) {
   const auto& arrays = dataset.manifest().arrays;
   const auto it = arrays.find("features");
   if (it == arrays.end()) return FailedPrecondition(dataset.dir() + ": the manifest lists no features array");
@@ -16,6 +16,7 @@ StatusOr<std::unique_ptr<storage::RowStore>> OpenFeatureStore(const TrainOptions
   so.path = dataset.dir() + "/" + it->second.file;
   so.writable = false;
   so.io_depth = options.io_depth;
+  so.direct_io = !buffered;
   auto store = storage::OpenRowStore(so);
   if (!store.ok()) return store.status().WithContext("feature_store " + options.feature_store);
   if ((*store)->num_rows() != dataset.num_nodes() || (*store)->row_width() != dataset.feature_dim()) {

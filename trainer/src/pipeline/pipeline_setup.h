@@ -18,8 +18,11 @@ namespace foresight::trainer::internal {
 
 // The dataset's features file as a read-only RowStore of the kind
 // options.feature_store names (disk: options.io_depth requests in flight).
+// `buffered` opens a disk store through the page cache instead of O_DIRECT
+// (evaluation's store, below); other kinds ignore it.
 StatusOr<std::unique_ptr<storage::RowStore>> OpenFeatureStore(const TrainOptions& options,
-                                                              const storage::Dataset& dataset);
+                                                              const storage::Dataset& dataset,
+                                                              bool buffered = false);
 
 // The `count` nodes of highest in-degree (indptr of the CSR by
 // destination), highest first, ties by smaller id.
