@@ -10,7 +10,8 @@ in the same session, so the figures are ratios, not absolute times:
   policies   disk store, cache = 10% of the feature bytes, lookahead / lru /
              static: bytes read per epoch after the first
   orders     lookahead at the same cache, random vs partition order (on the
-             partitioned copy of the graph)
+             partitioned copy of the graph), partition order with full and
+             with resident sampling
 
 Peak RSS is measured per run with /usr/bin/time (the whole process).
 
@@ -95,6 +96,15 @@ def main():
     ap.add_argument("--dataset", default="", help="use this dataset instead of generating one")
     ap.add_argument("--partitioned", default="", help="its partitioned copy (for the order runs)")
     ap.add_argument("--skip", default="", help="comma list of sections to skip: memory,disk,policies,orders")
+    ap.add_argument("--lookaheads", default="8", help="comma list of windows W for the policy runs "
+                    "(lookahead runs at each; lru and static at the first)")
+    ap.add_argument("--order-sampling", default="full,resident",
+                    help="comma list of --sampling modes for the partition-order runs")
+    ap.add_argument("--resident-partitions", default="0", help="partitions per group in the order runs (0 = auto)")
+    ap.add_argument("--budget-orders", default="",
+                    help="comma list of --sampling modes for extra disk runs under --budget in partition order "
+                    "(on the partitioned copy)")
+    ap.add_argument("--method", default="stream", help="partitioner for the order runs' copy: stream or metis")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
 
@@ -109,8 +119,9 @@ def main():
                          "--features", str(args.features), "--classes", str(args.classes), "--seed", "1",
                          "--output", data], os.path.join(args.work, "generate.log"))
         results["generate"] = {"seconds": secs, "peak_rss": rss}
-    if "orders" not in skip and not os.path.exists(os.path.join(parted, "manifest.json")):
-        secs, rss = run([fs, "partition", data, "--parts", str(args.parts), "--method", "stream",
+    need_parted = "orders" not in skip or args.budget_orders
+    if need_parted and not os.path.exists(os.path.join(parted, "manifest.json")):
+        secs, rss = run([fs, "partition", data, "--parts", str(args.parts), "--method", args.method,
                          "--output", parted], os.path.join(args.work, "partition.log"))
         results["partition"] = {"seconds": secs, "peak_rss": rss}
 
@@ -146,26 +157,42 @@ def main():
         r["features_over_budget"] = feature_bytes / budget
         if "memory" in results.get("runs", {}):
             r["epoch_vs_memory"] = r["epoch_seconds"] / results["runs"]["memory"]["epoch_seconds"]
+        for sampling in [m for m in args.budget_orders.split(",") if m]:
+            r = train("disk_budget_partition_" + sampling, parted,
+                      ["--feature-store", "disk", "--memory-budget", args.budget, "--order", "partition",
+                       "--sampling", sampling, "--resident-partitions", args.resident_partitions])
+            r["budget"] = budget
+            r["rss_over_budget"] = r["peak_rss"] / budget
+            if "memory" in results.get("runs", {}):
+                r["epoch_vs_memory"] = r["epoch_seconds"] / results["runs"]["memory"]["epoch_seconds"]
     cache = str(feature_bytes // 10)
     if "policies" not in skip:
-        for policy in ("lookahead", "lru", "static"):
+        windows = [w for w in args.lookaheads.split(",") if w]
+        for w in windows:
+            train("policy_lookahead_w" + w, data, ["--feature-store", "disk", "--cache-policy", "lookahead",
+                                                   "--cache-size", cache, "--lookahead", w])
+        for policy in ("lru", "static"):
             train("policy_" + policy, data, ["--feature-store", "disk", "--cache-policy", policy,
-                                             "--cache-size", cache])
+                                             "--cache-size", cache, "--lookahead", windows[0]])
         runs = results["runs"]
-        la = runs["policy_lookahead"]["bytes_read_per_epoch"]
-        results["policy_ratios"] = {
-            "lookahead_over_lru": la / max(1, runs["policy_lru"]["bytes_read_per_epoch"]),
-            "lookahead_over_static": la / max(1, runs["policy_static"]["bytes_read_per_epoch"]),
-        }
+        results["policy_ratios"] = {}
+        for w in windows:
+            la = runs["policy_lookahead_w" + w]["bytes_read_per_epoch"]
+            results["policy_ratios"]["w" + w] = {
+                "lookahead_over_lru": la / max(1, runs["policy_lru"]["bytes_read_per_epoch"]),
+                "lookahead_over_static": la / max(1, runs["policy_static"]["bytes_read_per_epoch"]),
+            }
     if "orders" not in skip:
-        for order in ("random", "partition"):
-            train("order_" + order, parted, ["--feature-store", "disk", "--cache-policy", "lookahead",
-                                             "--cache-size", cache, "--order", order])
+        base = ["--feature-store", "disk", "--cache-policy", "lookahead", "--cache-size", cache]
+        train("order_random", parted, base + ["--order", "random"])
         runs = results["runs"]
-        results["order_ratio"] = {
-            "partition_over_random": runs["order_partition"]["bytes_read_per_epoch"] /
-                                     max(1, runs["order_random"]["bytes_read_per_epoch"]),
-        }
+        results["order_ratio"] = {}
+        for sampling in [m for m in args.order_sampling.split(",") if m]:
+            name = "order_partition_" + sampling
+            train(name, parted, base + ["--order", "partition", "--sampling", sampling,
+                                        "--resident-partitions", args.resident_partitions])
+            results["order_ratio"]["partition_" + sampling + "_over_random"] = (
+                runs[name]["bytes_read_per_epoch"] / max(1, runs["order_random"]["bytes_read_per_epoch"]))
     print(json.dumps(results, indent=1))
 
 

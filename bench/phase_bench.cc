@@ -23,6 +23,7 @@
 // dropout backward.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +41,7 @@
 #include "floors.h"
 #include "foresight/autograd/optimizer.h"
 #include "foresight/autograd/tape.h"
+#include "foresight/core/caching_allocator.h"
 #include "foresight/core/rng.h"
 #include "foresight/kernels/ops.h"
 #include "foresight/sampler/neighbor_sampler.h"
@@ -514,6 +516,8 @@ int Main(int argc, char** argv) {
 
   const int64_t total = std::min<int64_t>(order.num_batches(), a.warmup + a.batches);
   Totals warm, tot;
+  struct rusage ru0;
+  ::getrusage(RUSAGE_SELF, &ru0);
   // Each pass replays the same batches (sampling is a pure function of the
   // batch, so every pass moves the same bytes); per phase the fastest pass
   // counts, as the floors keep their fastest run: on a shared machine the
@@ -530,6 +534,11 @@ int Main(int argc, char** argv) {
     }
   }
   if (tot.batches == 0) Die("no timed batches (fewer training batches than --warmup?)");
+  struct rusage ru1;
+  ::getrusage(RUSAGE_SELF, &ru1);
+  // Page faults per replayed batch (warm-up included): what a fresh output
+  // buffer per step costs when the host allocator does not reuse blocks.
+  const double faults_per_batch = static_cast<double>(ru1.ru_minflt - ru0.ru_minflt) / static_cast<double>(a.passes * total);
   const double nb = tot.batches;
 
   // Floors at each phase's own working set (averaged over the batches).
@@ -619,6 +628,14 @@ int Main(int argc, char** argv) {
                   "\"first_pass_speedup\":%.2f,\"warm_speedup\":%.2f}",
                   batches.size(), off.pmd_fraction, on.pmd_fraction, off.first_pass, on.first_pass, off.warm, on.warm,
                   on.first_pass / off.first_pass, on.warm / off.warm);
+    json += buf;
+  }
+  {
+    // The trainer's tensors come from the same process-wide cache.
+    const CachingAllocatorStats cs = HostCache()->stats();
+    std::snprintf(buf, sizeof(buf), ",\"host_cache\":{\"hits\":%llu,\"misses\":%llu,\"limit_bytes\":%zu},\"minor_faults_per_batch\":%.1f",
+                  static_cast<unsigned long long>(cs.hits), static_cast<unsigned long long>(cs.misses), cs.limit_bytes,
+                  faults_per_batch);
     json += buf;
   }
   json += "}";

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "cuda_runtime_api.h"
+#include "foresight/core/caching_allocator.h"
+#include "foresight/core/logging.h"
 
 namespace foresight {
 
@@ -49,10 +51,31 @@ class HostAllocatorImpl final : public Allocator {
 
 }  // namespace
 
-Allocator* HostAllocator() {
+Allocator* UncachedHostAllocator() {
   static HostAllocatorImpl* a = new HostAllocatorImpl();
   return a;
 }
+
+CachingHostAllocator* HostCache() {
+  // Never destroyed: tensors in static objects may free blocks during exit.
+  static CachingHostAllocator* a = [] {
+    size_t limit = kDefaultHostCacheBytes;
+    if (const char* e = std::getenv("FORESIGHT_HOST_CACHE_MB")) {
+      char* end = nullptr;
+      const long long mb = std::strtoll(e, &end, 10);
+      if (end != e && *end == '\0' && mb >= 0) {
+        limit = static_cast<size_t>(mb) << 20;
+      } else {
+        FS_LOG(WARNING) << "FORESIGHT_HOST_CACHE_MB=" << e << " is not a count of MiB >= 0; keeping the default "
+                        << (kDefaultHostCacheBytes >> 20) << " MiB";
+      }
+    }
+    return new CachingHostAllocator(UncachedHostAllocator(), limit);
+  }();
+  return a;
+}
+
+Allocator* HostAllocator() { return HostCache(); }
 
 StatusOr<Allocator*> PinnedHostAllocator() { return internal::CudaPinnedAllocator(); }
 

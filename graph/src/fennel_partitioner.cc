@@ -68,51 +68,43 @@ Status RunFennel(const SourceDataset& src, const AssignOptions& o, std::vector<i
   std::vector<int64_t> hits(static_cast<size_t>(parts), 0);
   std::vector<int> touched;
   std::vector<int64_t> load;
-  const int64_t* indptr = src.indptr.data();
-
   ProgressOptions po;
   po.unit = "nodes";
   Progress progress("partition (stream)", n, po);
   {
     load.assign(static_cast<size_t>(parts), 0);
     LightestTree lightest(parts);
-    CsrChunkReader reader(src, ChunkEdgesFor(src, o.read_chunk_bytes));
-    int64_t begin = 0, end = 0;
-    while (true) {
-      FS_ASSIGN_OR_RETURN(bool more, reader.Next(&begin, &end));
-      if (!more) break;
-      const T* ids = reader.data<T>();
-      const int64_t base = indptr[begin];
-      for (int64_t v = begin; v < end; ++v) {
-        for (int64_t k = indptr[v] - base; k < indptr[v + 1] - base; ++k) {
-          const int64_t u = static_cast<int64_t>(ids[k]);
-          if (u == v) continue;
-          const int32_t pu = part[static_cast<size_t>(u)];
-          if (pu < 0) continue;
-          if (hits[pu]++ == 0) touched.push_back(pu);
-        }
-        int best = lightest.Lightest();
-        if (best < 0) return Internal("fennel: every partition is full before node " + std::to_string(v));
-        double best_score = -penalty * std::sqrt(static_cast<double>(load[best]));
-        for (int i : touched) {
-          if (load[i] < cap) {
-            const double score = static_cast<double>(hits[i]) - penalty * std::sqrt(static_cast<double>(load[i]));
-            if (score > best_score || (score == best_score && (load[i] < load[best] ||
-                                                               (load[i] == load[best] && i < best)))) {
-              best = i;
-              best_score = score;
-            }
-          }
-          hits[i] = 0;
-        }
-        touched.clear();
-        part[static_cast<size_t>(v)] = best;
-        ++load[best];
-        lightest.Set(best, load[best], load[best] < cap);
+    FS_RETURN_IF_ERROR(ForEachRow<T>(src, o.read_chunk_bytes, [&](int64_t v, const T* first, const T* last) {
+      for (const T* id = first; id != last; ++id) {
+        const int64_t u = static_cast<int64_t>(*id);
+        if (u == v) continue;
+        const int32_t pu = part[static_cast<size_t>(u)];
+        if (pu < 0) continue;
+        if (hits[pu]++ == 0) touched.push_back(pu);
       }
-      progress.Advance(end - begin);
-    }
+      int best = lightest.Lightest();
+      if (best < 0) return Internal("fennel: every partition is full before node " + std::to_string(v));
+      double best_score = -penalty * std::sqrt(static_cast<double>(load[best]));
+      for (int i : touched) {
+        if (load[i] < cap) {
+          const double score = static_cast<double>(hits[i]) - penalty * std::sqrt(static_cast<double>(load[i]));
+          if (score > best_score ||
+              (score == best_score && (load[i] < load[best] || (load[i] == load[best] && i < best)))) {
+            best = i;
+            best_score = score;
+          }
+        }
+        hits[i] = 0;
+      }
+      touched.clear();
+      part[static_cast<size_t>(v)] = best;
+      ++load[best];
+      lightest.Set(best, load[best], load[best] < cap);
+      if ((v & 4095) == 4095) progress.Advance(4096);
+      return Status::OK();
+    }));
   }
+  progress.Advance(n & 4095);
   progress.Finish("");
   return Status::OK();
 }

@@ -33,27 +33,16 @@ template <typename T>
 Status BuildSymmetric(const SourceDataset& src, const AssignOptions& o, std::vector<idx_t>* xadj_out,
                       std::vector<idx_t>* adjncy_out) {
   const int64_t n = src.num_nodes;
-  const int64_t* indptr = src.indptr.data();
   // Pass 1: degree of every node in the symmetrised multigraph.
   std::vector<int64_t> cursor(static_cast<size_t>(n) + 1, 0);
-  {
-    CsrChunkReader reader(src, ChunkEdgesFor(src, o.read_chunk_bytes));
-    int64_t begin = 0, end = 0;
-    while (true) {
-      FS_ASSIGN_OR_RETURN(bool more, reader.Next(&begin, &end));
-      if (!more) break;
-      const T* ids = reader.data<T>();
-      const int64_t base = indptr[begin];
-      for (int64_t v = begin; v < end; ++v) {
-        for (int64_t k = indptr[v] - base; k < indptr[v + 1] - base; ++k) {
-          const int64_t u = ids[k];
-          if (u == v) continue;
-          ++cursor[v + 1];
-          ++cursor[u + 1];
-        }
-      }
+  FS_RETURN_IF_ERROR(ForEachRow<T>(src, o.read_chunk_bytes, [&](int64_t v, const T* first, const T* last) {
+    for (const T* u = first; u != last; ++u) {
+      if (*u == v) continue;
+      ++cursor[v + 1];
+      ++cursor[*u + 1];
     }
-  }
+    return Status::OK();
+  }));
   for (int64_t v = 0; v < n; ++v) cursor[v + 1] += cursor[v];
   const int64_t total = cursor[n];
   if (total > std::numeric_limits<idx_t>::max()) {
@@ -63,24 +52,14 @@ Status BuildSymmetric(const SourceDataset& src, const AssignOptions& o, std::vec
   }
   std::vector<idx_t> adjncy(static_cast<size_t>(total));
   // Pass 2: fill; cursor[v] walks row v's slots.
-  {
-    CsrChunkReader reader(src, ChunkEdgesFor(src, o.read_chunk_bytes));
-    int64_t begin = 0, end = 0;
-    while (true) {
-      FS_ASSIGN_OR_RETURN(bool more, reader.Next(&begin, &end));
-      if (!more) break;
-      const T* ids = reader.data<T>();
-      const int64_t base = indptr[begin];
-      for (int64_t v = begin; v < end; ++v) {
-        for (int64_t k = indptr[v] - base; k < indptr[v + 1] - base; ++k) {
-          const int64_t u = ids[k];
-          if (u == v) continue;
-          adjncy[static_cast<size_t>(cursor[v]++)] = static_cast<idx_t>(u);
-          adjncy[static_cast<size_t>(cursor[u]++)] = static_cast<idx_t>(v);
-        }
-      }
+  FS_RETURN_IF_ERROR(ForEachRow<T>(src, o.read_chunk_bytes, [&](int64_t v, const T* first, const T* last) {
+    for (const T* u = first; u != last; ++u) {
+      if (*u == v) continue;
+      adjncy[static_cast<size_t>(cursor[v]++)] = static_cast<idx_t>(*u);
+      adjncy[static_cast<size_t>(cursor[*u]++)] = static_cast<idx_t>(v);
     }
-  }
+    return Status::OK();
+  }));
   // Now cursor[v] is the end of row v, and the start of row v is cursor[v-1]
   // (0 for v = 0). Sort and deduplicate every row in place; keep its length.
   std::vector<idx_t> length(static_cast<size_t>(n));

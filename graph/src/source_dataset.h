@@ -58,4 +58,24 @@ class CsrChunkReader {
 // Edge count of the chunk budget `bytes` for this dataset's index width.
 int64_t ChunkEdgesFor(const SourceDataset& src, size_t bytes);
 
+// Streams every row in order through a CsrChunkReader of `chunk_bytes`:
+// visit(v, first, last) gets row v's in-neighbours [first, last) (T as
+// src.indices_i64()). A non-OK Status from visit stops the walk and is
+// returned; so is a read error.
+template <typename T, typename Visit>
+Status ForEachRow(const SourceDataset& src, size_t chunk_bytes, Visit&& visit) {
+  CsrChunkReader reader(src, ChunkEdgesFor(src, chunk_bytes));
+  const int64_t* indptr = src.indptr.data();
+  int64_t begin = 0, end = 0;
+  while (true) {
+    FS_ASSIGN_OR_RETURN(bool more, reader.Next(&begin, &end));
+    if (!more) return Status::OK();
+    const T* ids = reader.data<T>();
+    const int64_t base = indptr[begin];
+    for (int64_t v = begin; v < end; ++v) {
+      FS_RETURN_IF_ERROR(visit(v, ids + (indptr[v] - base), ids + (indptr[v + 1] - base)));
+    }
+  }
+}
+
 }  // namespace foresight::graph::internal

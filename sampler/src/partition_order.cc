@@ -45,7 +45,7 @@ PartitionOrder::PartitionOrder(Tensor train_ids, std::vector<int64_t> offsets, i
   status_ = Init(train_ids);
   if (!status_.ok()) {
     ids_ = Tensor();
-    group_begin_.clear();
+    part_begin_.clear();
     num_batches_ = 0;
   }
 }
@@ -62,33 +62,28 @@ Status PartitionOrder::Init(const Tensor& train_ids) {
   const int64_t num_rows = offsets_.back();
   const int64_t n = ids.numel();
   const int64_t* id = ids.data<int64_t>();
-  const int groups = num_groups();
+  const int parts = num_partitions();
 
-  // Group of every id (binary search over the offsets; empty partitions
-  // have equal offsets and are never found), counted for a stable
-  // counting sort that keeps train_ids order within a group.
-  std::vector<int> group_of(static_cast<size_t>(n));
-  std::vector<int64_t> count(static_cast<size_t>(groups) + 1, 0);
+  // Partition of every id (binary search over the offsets; empty
+  // partitions have equal offsets and are never found), counted for a
+  // stable counting sort that keeps train_ids order within a partition.
+  std::vector<int> part_of(static_cast<size_t>(n));
+  std::vector<int64_t> count(static_cast<size_t>(parts) + 1, 0);
   for (int64_t i = 0; i < n; ++i) {
     if (id[i] < 0 || id[i] >= num_rows) {
       return OutOfRange("PartitionOrder: train_ids[" + std::to_string(i) + "] = " + std::to_string(id[i]) +
                         " is outside the partitioned rows [0, " + std::to_string(num_rows) + ")");
     }
-    const int p = static_cast<int>(std::upper_bound(offsets_.begin(), offsets_.end(), id[i]) - offsets_.begin()) - 1;
-    group_of[i] = p / group_size_;
-    ++count[group_of[i] + 1];
+    part_of[i] = static_cast<int>(std::upper_bound(offsets_.begin(), offsets_.end(), id[i]) - offsets_.begin()) - 1;
+    ++count[part_of[i] + 1];
   }
-  group_begin_.assign(static_cast<size_t>(groups) + 1, 0);
-  std::partial_sum(count.begin(), count.end(), group_begin_.begin());
+  part_begin_.assign(static_cast<size_t>(parts) + 1, 0);
+  std::partial_sum(count.begin(), count.end(), part_begin_.begin());
   ids_ = Tensor::Empty({n}, DType::kI64);
   int64_t* grouped = ids_.data<int64_t>();
-  std::vector<int64_t> fill(group_begin_.begin(), group_begin_.end() - 1);
-  for (int64_t i = 0; i < n; ++i) grouped[fill[group_of[i]]++] = id[i];
-
-  num_batches_ = 0;
-  for (int g = 0; g < groups; ++g) {
-    num_batches_ += (group_begin_[g + 1] - group_begin_[g] + batch_size_ - 1) / batch_size_;
-  }
+  std::vector<int64_t> fill(part_begin_.begin(), part_begin_.end() - 1);
+  for (int64_t i = 0; i < n; ++i) grouped[fill[part_of[i]]++] = id[i];
+  num_batches_ = (n + batch_size_ - 1) / batch_size_;
   return Status::OK();
 }
 
@@ -104,29 +99,31 @@ int PartitionOrder::num_groups() const {
 // A fresh plan per epoch, shared read-only by every batch handed out.
 std::shared_ptr<const PartitionOrder::EpochPlan> PartitionOrder::MakePlan(int64_t epoch) const {
   const RngKey key = RngKey::FromSeed(seed_).Fold(kPartitionOrderPurpose).Fold(static_cast<uint64_t>(epoch));
-  const int groups = num_groups();
-  std::vector<int64_t> perm(static_cast<size_t>(groups));
+  const int parts = num_partitions(), groups = num_groups();
+  std::vector<int64_t> perm(static_cast<size_t>(parts));
   std::iota(perm.begin(), perm.end(), int64_t{0});
-  internal::Shuffle(perm.data(), groups, key);
+  internal::Shuffle(perm.data(), parts, key);
 
   auto plan = std::make_shared<EpochPlan>();
+  plan->parts.assign(perm.begin(), perm.end());
   plan->order = Tensor::Empty({ids_.numel()}, DType::kI64);
-  plan->batch_begin.reserve(static_cast<size_t>(num_batches_) + 1);
-  plan->batch_group.reserve(static_cast<size_t>(num_batches_));
+  plan->group_begin.reserve(static_cast<size_t>(groups) + 1);
   int64_t* out = plan->order.data<int64_t>();
-  const int64_t* grouped = ids_.data<int64_t>();
+  const int64_t* by_part = ids_.data<int64_t>();
   int64_t pos = 0;
-  for (const int64_t g : perm) {
-    const int64_t begin = group_begin_[g], n_g = group_begin_[g + 1] - begin;
-    std::copy(grouped + begin, grouped + begin + n_g, out + pos);
-    internal::Shuffle(out + pos, n_g, key.Fold(static_cast<uint64_t>(g)));
-    for (int64_t b = 0; b < n_g; b += batch_size_) {
-      plan->batch_begin.push_back(pos + b);
-      plan->batch_group.push_back(static_cast<int>(g));
+  for (int g = 0; g < groups; ++g) {
+    plan->group_begin.push_back(pos);
+    const int64_t group_start = pos;
+    const int last = std::min(parts, (g + 1) * group_size_);
+    for (int k = g * group_size_; k < last; ++k) {
+      const int64_t p = perm[k];
+      const int64_t begin = part_begin_[p], n_p = part_begin_[p + 1] - begin;
+      std::copy(by_part + begin, by_part + begin + n_p, out + pos);
+      pos += n_p;
     }
-    pos += n_g;
+    internal::Shuffle(out + group_start, pos - group_start, key.Fold(static_cast<uint64_t>(g)));
   }
-  plan->batch_begin.push_back(pos);
+  plan->group_begin.push_back(pos);
   return plan;
 }
 
@@ -137,21 +134,43 @@ std::shared_ptr<const PartitionOrder::EpochPlan> PartitionOrder::Plan(int64_t ep
 Tensor PartitionOrder::Batch(int64_t epoch, int64_t b) const {
   if (b < 0 || b >= num_batches_) return Tensor();
   const std::shared_ptr<const EpochPlan> plan = Plan(epoch);
-  return plan->order.Slice(0, plan->batch_begin[b], plan->batch_begin[b + 1]);
+  const int64_t begin = b * batch_size_;
+  return plan->order.Slice(0, begin, std::min(begin + batch_size_, ids_.numel()));
 }
 
-int PartitionOrder::BatchGroup(int64_t epoch, int64_t b) const {
-  if (b < 0 || b >= num_batches_) return -1;
-  return Plan(epoch)->batch_group[b];
+std::vector<int> PartitionOrder::GroupPartitions(int64_t epoch, int g) const {
+  if (g < 0 || g >= num_groups()) return {};
+  const std::shared_ptr<const EpochPlan> plan = Plan(epoch);
+  const int first = g * group_size_;
+  const int last = std::min(num_partitions(), first + group_size_);
+  std::vector<int> parts(plan->parts.begin() + first, plan->parts.begin() + last);
+  std::sort(parts.begin(), parts.end());
+  return parts;
+}
+
+std::pair<int, int> PartitionOrder::BatchGroups(int64_t epoch, int64_t b) const {
+  if (b < 0 || b >= num_batches_) return {-1, -1};
+  const std::shared_ptr<const EpochPlan> plan = Plan(epoch);
+  const std::vector<int64_t>& starts = plan->group_begin;
+  // The group holding position i: the last whose start is <= i (empty
+  // groups share their start with the next and are skipped this way).
+  auto group_at = [&starts](int64_t i) {
+    return static_cast<int>(std::upper_bound(starts.begin(), starts.end() - 1, i) - starts.begin()) - 1;
+  };
+  const int64_t begin = b * batch_size_;
+  const int64_t end = std::min(begin + batch_size_, ids_.numel());
+  return {group_at(begin), group_at(end - 1)};
 }
 
 std::vector<int> PartitionOrder::ResidentPartitions(int64_t epoch, int64_t b) const {
-  const int g = BatchGroup(epoch, b);
-  if (g < 0) return {};
-  const int64_t first = static_cast<int64_t>(g) * group_size_;
-  const int64_t last = std::min<int64_t>(num_partitions(), first + group_size_);
-  std::vector<int> parts(static_cast<size_t>(last - first));
-  std::iota(parts.begin(), parts.end(), static_cast<int>(first));
+  const auto [first, last] = BatchGroups(epoch, b);
+  if (first < 0) return {};
+  std::vector<int> parts;
+  for (int g = first; g <= last; ++g) {
+    const std::vector<int> group = GroupPartitions(epoch, g);
+    parts.insert(parts.end(), group.begin(), group.end());
+  }
+  std::sort(parts.begin(), parts.end());
   return parts;
 }
 

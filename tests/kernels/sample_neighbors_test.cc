@@ -312,6 +312,28 @@ TEST_P(SampleNeighborsTest, MaskedMatchesNaiveAndDrawsOnlyAllowed) {
   }
 }
 
+TEST_P(SampleNeighborsTest, UnmaskedMatchesNaiveFloyd) {
+  // Rows up to 300 long and fanouts around the vector Philox's groups of
+  // eight and blocks of 64 draws, against scalar RngKey::Below draws.
+  const TestGraph g = RandomGraph(300, 300, 33, GetParam());
+  const std::vector<uint8_t> all(300, 1);
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 300; ++v) seeds.push_back((v * 7 + 3) % 300);
+  const RngKey key = RngKey::FromSeed(5).Fold(11);
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    ExecContext ctx = CpuContext(1, &pool);
+    for (int64_t fanout : {1, 7, 8, 9, 15, 63, 64, 65, 130, 299}) {
+      Tensor ptr, nb;
+      ASSERT_OK(SampleNeighbors(ctx, g.csr, ToDType(seeds, GetParam()), fanout, key, &ptr, &nb));
+      std::vector<int64_t> want_ptr, want_nb;
+      NaiveMaskedSample(g, all, seeds, fanout, key, &want_ptr, &want_nb);
+      EXPECT_EQ(Vec(ptr), want_ptr) << "fanout " << fanout << ", " << threads << " threads";
+      EXPECT_EQ(Vec(nb), want_nb) << "fanout " << fanout << ", " << threads << " threads";
+    }
+  }
+}
+
 TEST_P(SampleNeighborsTest, AllOnesMaskGivesTheUnmaskedBits) {
   const TestGraph g = RandomGraph(5000, 60, 13, GetParam());
   std::vector<int64_t> seeds(3000);

@@ -1,8 +1,8 @@
-// PartitionOrder: every id once per epoch, batches inside one group and its
-// resident partitions, the same batch count every epoch, determinism by
-// (seed, epoch) and random access, group order and within-group order
-// varying by epoch, concurrent use, errors; ParseOrderKind /
-// ParseSamplingScope; ResidentMask.
+// PartitionOrder: every id once per epoch, seeds group after group and inside
+// their batch's resident partitions, the same batch count every epoch,
+// determinism by (seed, epoch) and random access, partition order, group
+// composition and within-group order varying by epoch, concurrent use,
+// errors; ParseOrderKind / ParseSamplingScope; ResidentMask.
 #include "foresight/sampler/partition_order.h"
 
 #include <algorithm>
@@ -51,7 +51,7 @@ struct PartitionedIds {
   }
 };
 
-TEST(PartitionOrder, BatchesStayInOneGroupAndCoverEveryIdOnce) {
+TEST(PartitionOrder, BatchesCoverEveryIdOnceInsideTheirGroups) {
   const PartitionedIds s;
   const int64_t kBatch = 7;
   const int kGroup = 3;
@@ -59,56 +59,64 @@ TEST(PartitionOrder, BatchesStayInOneGroupAndCoverEveryIdOnce) {
   ASSERT_OK(order.status());
   EXPECT_EQ(order.num_partitions(), 10);
   EXPECT_EQ(order.num_groups(), 4);
-  // Expected batch count: sum over groups of ceil(n_g / B).
-  std::map<int, int64_t> per_group;
-  for (int64_t id : s.ids) ++per_group[PartitionOf(s.offsets, id) / kGroup];
-  int64_t want_batches = 0;
-  for (const auto& [g, n] : per_group) want_batches += (n + kBatch - 1) / kBatch;
-  EXPECT_EQ(order.num_batches(), want_batches);
+  const int64_t n = static_cast<int64_t>(s.ids.size());
+  EXPECT_EQ(order.num_batches(), (n + kBatch - 1) / kBatch);
 
   std::vector<int64_t> sorted_ids = s.ids;
   std::sort(sorted_ids.begin(), sorted_ids.end());
   for (int64_t epoch = 0; epoch < 5; ++epoch) {
+    // The groups split the partitions: K each, the last smaller.
+    std::vector<int> place_of_part(10, -1);
+    for (int g = 0; g < order.num_groups(); ++g) {
+      const std::vector<int> parts = order.GroupPartitions(epoch, g);
+      EXPECT_EQ(parts.size(), g < 3 ? 3u : 1u) << "epoch " << epoch << " group " << g;
+      EXPECT_TRUE(std::is_sorted(parts.begin(), parts.end()));
+      for (int p : parts) {
+        ASSERT_EQ(place_of_part[p], -1) << "partition " << p << " in two groups";
+        place_of_part[p] = g;
+      }
+    }
+    for (int p = 0; p < 10; ++p) ASSERT_GE(place_of_part[p], 0) << "partition " << p << " in no group";
+    EXPECT_TRUE(order.GroupPartitions(epoch, 4).empty());
+    EXPECT_TRUE(order.GroupPartitions(epoch, -1).empty());
+
     std::vector<int64_t> all;
-    std::vector<int> group_runs;  // the group of each run of batches
-    std::map<int, int64_t> seen_in_group;
+    int last_place = 0;
     for (int64_t b = 0; b < order.num_batches(); ++b) {
       const Tensor t = order.Batch(epoch, b);
       ASSERT_TRUE(t.defined());
       ASSERT_EQ(t.dtype(), DType::kI64);
       const std::vector<int64_t> batch = Vec(t);
-      const int g = order.BatchGroup(epoch, b);
-      ASSERT_GE(g, 0);
-      const std::vector<int> parts = order.ResidentPartitions(epoch, b);
+      EXPECT_EQ(static_cast<int64_t>(batch.size()), std::min(kBatch, n - b * kBatch)) << "batch " << b;
+      const auto [first, last] = order.BatchGroups(epoch, b);
+      ASSERT_GE(first, 0);
+      ASSERT_LE(first, last);
       std::vector<int> want_parts;
-      for (int p = g * kGroup; p < std::min(10, (g + 1) * kGroup); ++p) want_parts.push_back(p);
+      for (int g = first; g <= last; ++g) {
+        const std::vector<int> parts = order.GroupPartitions(epoch, g);
+        want_parts.insert(want_parts.end(), parts.begin(), parts.end());
+      }
+      std::sort(want_parts.begin(), want_parts.end());
+      const std::vector<int> parts = order.ResidentPartitions(epoch, b);
       EXPECT_EQ(parts, want_parts) << "epoch " << epoch << " batch " << b;
-      for (int64_t id : batch) {
-        const int p = PartitionOf(s.offsets, id);
-        ASSERT_TRUE(std::find(parts.begin(), parts.end(), p) != parts.end())
-            << "epoch " << epoch << " batch " << b << ": seed " << id << " of partition " << p
-            << " is not resident";
+      // Seeds go group after group: their places never decrease, and the
+      // batch's first and last seeds are in its first and last groups.
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const int place = place_of_part[PartitionOf(s.offsets, batch[i])];
+        ASSERT_GE(place, last_place) << "epoch " << epoch << " batch " << b << ": seed " << batch[i]
+                                     << " goes back to an earlier group";
+        last_place = place;
+        if (i == 0) EXPECT_EQ(place, first) << "epoch " << epoch << " batch " << b;
+        if (i + 1 == batch.size()) EXPECT_EQ(place, last) << "epoch " << epoch << " batch " << b;
       }
-      if (group_runs.empty() || group_runs.back() != g) group_runs.push_back(g);
-      // Full batches, except the last of its group.
-      seen_in_group[g] += static_cast<int64_t>(batch.size());
-      const bool last_of_group = seen_in_group[g] == per_group[g];
-      if (!last_of_group) {
-        EXPECT_EQ(static_cast<int64_t>(batch.size()), kBatch);
-      }
-      EXPECT_GE(batch.size(), 1u);
       all.insert(all.end(), batch.begin(), batch.end());
     }
-    // Each group is visited in one run of consecutive batches.
-    EXPECT_EQ(std::set<int>(group_runs.begin(), group_runs.end()).size(), group_runs.size())
-        << "epoch " << epoch << " comes back to a group";
-    EXPECT_EQ(group_runs.size(), per_group.size());
     std::sort(all.begin(), all.end());
     EXPECT_EQ(all, sorted_ids) << "epoch " << epoch;
   }
   EXPECT_FALSE(order.Batch(0, order.num_batches()).defined());
   EXPECT_FALSE(order.Batch(0, -1).defined());
-  EXPECT_EQ(order.BatchGroup(0, -1), -1);
+  EXPECT_EQ(order.BatchGroups(0, -1), std::make_pair(-1, -1));
   EXPECT_TRUE(order.ResidentPartitions(0, order.num_batches()).empty());
 }
 
@@ -139,46 +147,90 @@ TEST(PartitionOrder, DeterministicBySeedAndEpochWithRandomAccess) {
   EXPECT_EQ(Vec(kept), e0[0]);
 }
 
-TEST(PartitionOrder, GroupOrderAndWithinGroupOrderVaryByEpoch) {
-  // 16 partitions of 50 rows, one group each; every row trains.
+TEST(PartitionOrder, PartitionOrderAndWithinGroupOrderVaryByEpoch) {
+  // 16 partitions of 50 rows, one per group, one batch each; every row
+  // trains.
   std::vector<int64_t> offsets, ids;
   for (int p = 0; p <= 16; ++p) offsets.push_back(50 * p);
   for (int64_t v = 0; v < 800; ++v) ids.push_back(v);
   PartitionOrder order(I64(ids), offsets, 50, 5, 1);
   ASSERT_OK(order.status());
   ASSERT_EQ(order.num_batches(), 16);
-  std::set<std::vector<int>> group_sequences;
-  std::map<int, int> first_group_count;
+  auto part_of_batch = [&](int64_t e, int64_t b) {
+    EXPECT_EQ(order.BatchGroups(e, b), std::make_pair(static_cast<int>(b), static_cast<int>(b)));
+    const std::vector<int> parts = order.ResidentPartitions(e, b);
+    EXPECT_EQ(parts.size(), 1u);
+    return parts.empty() ? -1 : parts[0];
+  };
+  std::set<std::vector<int>> sequences;
+  std::map<int, int> first_count;
   const int kEpochs = 400;
   for (int64_t e = 0; e < kEpochs; ++e) {
     std::vector<int> seq;
-    for (int64_t b = 0; b < 16; ++b) seq.push_back(order.BatchGroup(e, b));
+    for (int64_t b = 0; b < 16; ++b) {
+      seq.push_back(part_of_batch(e, b));
+      for (int64_t id : Vec(order.Batch(e, b))) ASSERT_EQ(PartitionOf(offsets, id), seq.back());
+    }
     std::vector<int> sorted = seq;
     std::sort(sorted.begin(), sorted.end());
-    for (int g = 0; g < 16; ++g) ASSERT_EQ(sorted[g], g);
-    group_sequences.insert(seq);
-    ++first_group_count[seq[0]];
+    for (int p = 0; p < 16; ++p) ASSERT_EQ(sorted[p], p);
+    sequences.insert(seq);
+    ++first_count[seq[0]];
     if (e < 3) {
-      // Within a group, the ids are shuffled (not in train_ids order) and
+      // Within a group the ids are shuffled (not in train_ids order), and
       // differently in the next epoch.
       const std::vector<int64_t> batch = Vec(order.Batch(e, 0));
       EXPECT_FALSE(std::is_sorted(batch.begin(), batch.end())) << "epoch " << e;
       bool found = false;
       for (int64_t b = 0; b < 16; ++b) {
-        if (order.BatchGroup(e + 1, b) == seq[0]) {
-          EXPECT_NE(Vec(order.Batch(e + 1, b)), batch) << "group " << seq[0] << " in epochs " << e << ", " << e + 1;
+        if (part_of_batch(e + 1, b) == seq[0]) {
+          EXPECT_NE(Vec(order.Batch(e + 1, b)), batch) << "partition " << seq[0] << " in epochs " << e << ", " << e + 1;
           found = true;
         }
       }
       EXPECT_TRUE(found);
     }
   }
-  EXPECT_EQ(group_sequences.size(), static_cast<size_t>(kEpochs)) << "group orders repeat";
-  // The first group is uniform over 16 (25 expected per group; a loose band).
-  EXPECT_EQ(first_group_count.size(), 16u);
-  for (const auto& [g, n] : first_group_count) {
-    EXPECT_GT(n, 5) << "group " << g;
-    EXPECT_LT(n, 55) << "group " << g;
+  EXPECT_EQ(sequences.size(), static_cast<size_t>(kEpochs)) << "partition orders repeat";
+  // The first partition is uniform over 16 (25 expected each; a loose band).
+  EXPECT_EQ(first_count.size(), 16u);
+  for (const auto& [p, count] : first_count) {
+    EXPECT_GT(count, 5) << "partition " << p;
+    EXPECT_LT(count, 55) << "partition " << p;
+  }
+}
+
+TEST(PartitionOrder, GroupsAreRedrawnEveryEpoch) {
+  // 12 partitions in groups of 4: which partitions share a group changes
+  // from epoch to epoch (fixed groups would train the same label mix
+  // together every epoch when partitions follow the classes).
+  std::vector<int64_t> offsets, ids;
+  for (int p = 0; p <= 12; ++p) offsets.push_back(10 * p);
+  for (int64_t v = 0; v < 120; ++v) ids.push_back(v);
+  PartitionOrder order(I64(ids), offsets, 8, 9, 4);
+  ASSERT_OK(order.status());
+  ASSERT_EQ(order.num_groups(), 3);
+  std::set<std::vector<int>> groups_seen;
+  std::map<std::pair<int, int>, int> together;  // partition pairs sharing a group
+  const int kEpochs = 200;
+  for (int64_t e = 0; e < kEpochs; ++e) {
+    for (int g = 0; g < 3; ++g) {
+      const std::vector<int> parts = order.GroupPartitions(e, g);
+      ASSERT_EQ(parts.size(), 4u);
+      groups_seen.insert(parts);
+      for (int a : parts) {
+        for (int b : parts) {
+          if (a < b) ++together[{a, b}];
+        }
+      }
+    }
+  }
+  EXPECT_GT(groups_seen.size(), 100u);
+  // Each pair shares a group with probability 3/11 (about 55 of 200).
+  EXPECT_EQ(together.size(), 66u);
+  for (const auto& [pair, count] : together) {
+    EXPECT_GT(count, 25) << pair.first << "," << pair.second;
+    EXPECT_LT(count, 90) << pair.first << "," << pair.second;
   }
 }
 
@@ -243,7 +295,7 @@ TEST(PartitionOrder, Errors) {
   i32.data<int32_t>()[1] = 15;
   PartitionOrder ok(i32, offsets, 2, 1);
   ASSERT_OK(ok.status());
-  EXPECT_EQ(ok.num_batches(), 2);
+  EXPECT_EQ(ok.num_batches(), 1);  // ceil(2 ids / batch 2), across the two groups
   PartitionOrder empty(I64({}), offsets, 2, 1);
   ASSERT_OK(empty.status());
   EXPECT_EQ(empty.num_batches(), 0);

@@ -14,30 +14,26 @@ namespace {
 
 using foresight::testing::ExpectSameResults;
 using foresight::testing::kPipelineFeatureBytes;
-using foresight::testing::PipelineOptions;
-using foresight::testing::TempDir;
 using foresight::testing::TrainHistory;
 
-class PipelineEquivalenceTest : public ::testing::Test {
+// reference_: the in-memory store with no cache (the direct row path).
+class PipelineEquivalenceTest : public foresight::testing::PipelineSuite {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    ASSERT_OK(foresight::testing::WritePipelineDataset(dir_->File("data")));
-    TrainOptions o = PipelineOptions(dir_->File("data"));
+    PipelineSuite::SetUpTestSuite();
+    TrainOptions o = Options();
     o.feature_store = "memory";
     o.cache_size = 0;
     reference_ = new std::vector<EpochMetrics>(TrainHistory(o));
   }
   static void TearDownTestSuite() {
     delete reference_;
-    delete dir_;
+    reference_ = nullptr;
+    PipelineSuite::TearDownTestSuite();
   }
-  static TrainOptions Options() { return PipelineOptions(dir_->File("data")); }
 
-  static TempDir* dir_;
   static std::vector<EpochMetrics>* reference_;
 };
-TempDir* PipelineEquivalenceTest::dir_ = nullptr;
 std::vector<EpochMetrics>* PipelineEquivalenceTest::reference_ = nullptr;
 
 TEST_F(PipelineEquivalenceTest, ReferenceTrains) {
@@ -102,7 +98,7 @@ TEST_F(PipelineEquivalenceTest, ResumeRestartsThePipelineAtTheResumedEpoch) {
   TrainOptions o = Options();
   o.feature_store = "disk";
   o.cache_size = kPipelineFeatureBytes / 20;
-  o.checkpoint_dir = dir_->File("ckpt");
+  o.checkpoint_dir = dir().File("ckpt");
   o.epochs = 2;  // then resume with a warm start from epoch 3's first batch
   ASSERT_EQ(TrainHistory(o).size(), 2u);
   o.epochs = 3;

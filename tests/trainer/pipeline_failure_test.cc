@@ -9,11 +9,10 @@
 #include <string>
 
 #include "foresight/core/thread_pool.h"
-#include "foresight/sampler/seed_order.h"
-#include "foresight/storage/dataset.h"
 #include "foresight/storage/row_store.h"
 #include "foresight/trainer/trainer.h"
 #include "pipeline/feature_pipeline.h"
+#include "pipeline_config_util.h"
 #include "pipeline_test_util.h"
 #include "testing/testing.h"
 
@@ -21,20 +20,14 @@ namespace foresight::trainer {
 namespace {
 
 using foresight::testing::kPipelineFeatureBytes;
-using foresight::testing::PipelineOptions;
-using foresight::testing::TempDir;
 
-class PipelineFailureTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_OK(foresight::testing::WritePipelineDataset(dir_.File("data"))); }
-  TempDir dir_;
-};
+using PipelineFailureTest = foresight::testing::FreshPipelineDatasetTest;
 
 // The features file loses its second half while training runs: the read
 // stage's next read of those rows fails with the store's error.
 TEST_F(PipelineFailureTest, FileTruncatedDuringTrainingStopsTheReadStage) {
-  const std::string features = dir_.File("data") + "/features.npy";
-  TrainOptions o = PipelineOptions(dir_.File("data"));
+  const std::string features = FeaturesFile();
+  TrainOptions o = Options();
   o.feature_store = "disk";
   o.cache_size = 0;
   TrainCallbacks cb;
@@ -79,29 +72,17 @@ class FailingStore : public storage::RowStore {
 };
 
 TEST_F(PipelineFailureTest, StoreErrorSurfacesFromNextNamingTheStage) {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<storage::Dataset> d, storage::Dataset::Open(dir_.File("data")));
+  ASSERT_OK_AND_ASSIGN(foresight::testing::PipelineInputs in,
+                       foresight::testing::OpenPipelineInputs(DataDir()));
   storage::RowStoreOptions so;
   so.kind = storage::RowStoreKind::kMemory;
-  so.path = dir_.File("data") + "/features.npy";
+  so.path = FeaturesFile();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<storage::RowStore> inner, storage::OpenRowStore(so));
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
     FailingStore store(std::move(inner), /*ok_reads=*/5);
-    sampler::SeedOrder order(d->train_ids(), 32, 1);
-    internal::PipelineConfig c;
-    c.ctx = CpuContext(1, &pool);
-    c.order = &order;
-    c.graph.indptr = d->indptr();
-    c.graph.indices = d->indices();
-    c.graph.num_src = d->num_nodes();
-    c.fanouts = {5, 3};
-    c.store = &store;
+    internal::PipelineConfig c = foresight::testing::BasicPipelineConfig(in, &store, &pool, /*epochs=*/3);
     c.cache.capacity_bytes = kPipelineFeatureBytes / 20;
-    c.cache.row_bytes = store.row_bytes();
-    c.cache.key_space = d->num_nodes();
-    c.labels = d->labels();
-    c.batches_per_epoch = order.num_batches();
-    c.end_seq = 3 * order.num_batches();
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<internal::FeaturePipeline> p, internal::FeaturePipeline::Start(c));
     Status st;
     int delivered = 0;
@@ -128,7 +109,7 @@ TEST_F(PipelineFailureTest, StoreErrorSurfacesFromNextNamingTheStage) {
 // Stopping a pipeline mid-stream (early stopping, an error in compute)
 // cancels every stage without waiting for the stream's end.
 TEST_F(PipelineFailureTest, DestroyingARunningPipelineDoesNotHang) {
-  TrainOptions o = PipelineOptions(dir_.File("data"));
+  TrainOptions o = Options();
   o.epochs = 50;
   o.patience = 1;  // stops early, with batches of later epochs in flight
   o.lookahead = 16;

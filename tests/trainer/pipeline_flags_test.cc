@@ -34,7 +34,7 @@ TEST(PipelineFlagsTest, DefaultsAndSpecialWords) {
   EXPECT_EQ(d.feature_store, "mmap");
   EXPECT_EQ(d.cache_policy, "lookahead");
   EXPECT_EQ(d.cache_size, -1);
-  EXPECT_EQ(d.lookahead, 8);
+  EXPECT_EQ(d.lookahead, 32);
   EXPECT_EQ(d.io_depth, 64);
   EXPECT_EQ(d.memory_budget, 0);
   EXPECT_EQ(FormatTrainValue(*FindTrainKey("cache-size"), d), "auto");

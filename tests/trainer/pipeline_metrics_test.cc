@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -15,40 +14,17 @@
 namespace foresight::trainer {
 namespace {
 
+using foresight::testing::EpochLines;
 using foresight::testing::kPipelineFeatureBytes;
-using foresight::testing::PipelineOptions;
-using foresight::testing::TempDir;
 using foresight::testing::TrainHistory;
 
-class PipelineMetricsTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    ASSERT_OK(foresight::testing::WritePipelineDataset(dir_->File("data")));
-  }
-  static void TearDownTestSuite() { delete dir_; }
-  static TrainOptions Options() { return PipelineOptions(dir_->File("data")); }
-  static TempDir* dir_;
-};
-TempDir* PipelineMetricsTest::dir_ = nullptr;
-
-std::vector<nlohmann::json> EpochLines(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::istringstream in(foresight::testing::ReadFile(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    nlohmann::json j = nlohmann::json::parse(line);
-    if (!j.contains("final")) out.push_back(j);
-  }
-  return out;
-}
+using PipelineMetricsTest = foresight::testing::PipelineSuite;
 
 TEST_F(PipelineMetricsTest, EpochLinesCarryCacheIoAndStageTimes) {
   TrainOptions o = Options();
   o.feature_store = "disk";
   o.cache_size = kPipelineFeatureBytes / 20;
-  o.metrics_file = dir_->File("disk.jsonl");
+  o.metrics_file = dir().File("disk.jsonl");
   TrainSummary s;
   ASSERT_OK(Train(o, &s));
   const std::vector<nlohmann::json> lines = EpochLines(o.metrics_file);

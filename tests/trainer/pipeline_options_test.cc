@@ -15,7 +15,6 @@ namespace {
 
 using foresight::testing::kPipelineFeatureBytes;
 using foresight::testing::PipelineOptions;
-using foresight::testing::TempDir;
 
 TEST(PipelineOptionsTest, BadValuesAndCombinationsNameTheOption) {
   const TrainOptions base = PipelineOptions("some/dataset");
@@ -62,14 +61,10 @@ TEST(PipelineOptionsTest, BadValuesAndCombinationsNameTheOption) {
   }
 }
 
-class PipelineDatasetErrorsTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_OK(foresight::testing::WritePipelineDataset(dir_.File("data"))); }
-  TempDir dir_;
-};
+using PipelineDatasetErrorsTest = foresight::testing::FreshPipelineDatasetTest;
 
 TEST_F(PipelineDatasetErrorsTest, BudgetTooSmallListsTheEstimate) {
-  TrainOptions o = PipelineOptions(dir_.File("data"));
+  TrainOptions o = Options();
   o.feature_store = "disk";
   o.memory_budget = 64 << 10;  // 64 KiB: less than the process itself
   TrainSummary s;
@@ -78,7 +73,7 @@ TEST_F(PipelineDatasetErrorsTest, BudgetTooSmallListsTheEstimate) {
 }
 
 TEST_F(PipelineDatasetErrorsTest, BudgetSizesTheCache) {
-  TrainOptions o = PipelineOptions(dir_.File("data"));
+  TrainOptions o = Options();
   o.feature_store = "disk";
   o.epochs = 1;
   o.memory_budget = int64_t{4} << 30;  // roomy: the cache gets what is left, i.e. every row
@@ -89,9 +84,9 @@ TEST_F(PipelineDatasetErrorsTest, BudgetSizesTheCache) {
 }
 
 TEST_F(PipelineDatasetErrorsTest, TruncatedFeaturesFileNamesTheFile) {
-  const std::string features = dir_.File("data") + "/features.npy";
+  const std::string features = FeaturesFile();
   ASSERT_EQ(truncate(features.c_str(), kPipelineFeatureBytes / 2), 0);
-  TrainOptions o = PipelineOptions(dir_.File("data"));
+  TrainOptions o = Options();
   o.feature_store = "disk";
   TrainSummary s;
   EXPECT_ERROR_CONTAINS(Train(o, &s), "features.npy");

@@ -16,26 +16,23 @@ namespace {
 
 using foresight::testing::kPipelineFeatureBytes;
 using foresight::testing::PipelineOptions;
-using foresight::testing::TempDir;
 using foresight::testing::TrainHistory;
 
-class PipelinePartitionTest : public ::testing::Test {
+// "data" (unpartitioned) and "parted", its copy cut in 8 METIS partitions.
+class PipelinePartitionTest : public foresight::testing::PipelineSuite {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    ASSERT_OK(foresight::testing::WritePipelineDataset(dir_->File("plain")));
-    ASSERT_OK(foresight::testing::WritePipelineDataset(dir_->File("parted")));
+    PipelineSuite::SetUpTestSuite();
+    ASSERT_OK(foresight::testing::WritePipelineDataset(Parted()));
     graph::PartitionOptions po;
     po.parts = 8;
     po.method = "metis";
     po.seed = 1;
-    auto report = graph::PartitionDataset(CpuContext(1), dir_->File("parted"), po);
+    auto report = graph::PartitionDataset(CpuContext(1), Parted(), po);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
   }
-  static void TearDownTestSuite() { delete dir_; }
-  static TempDir* dir_;
+  static std::string Parted() { return dir().File("parted"); }
 };
-TempDir* PipelinePartitionTest::dir_ = nullptr;
 
 int64_t TotalBytesRead(const std::vector<EpochMetrics>& h) {
   int64_t b = 0;
@@ -44,7 +41,7 @@ int64_t TotalBytesRead(const std::vector<EpochMetrics>& h) {
 }
 
 TEST_F(PipelinePartitionTest, PartitionOrderTrainsAndResidentSamplingReadsLess) {
-  TrainOptions o = PipelineOptions(dir_->File("parted"));
+  TrainOptions o = PipelineOptions(Parted());
   o.feature_store = "disk";
   o.cache_size = kPipelineFeatureBytes / 10;
   o.order = "partition";
@@ -65,7 +62,7 @@ TEST_F(PipelinePartitionTest, PartitionOrderTrainsAndResidentSamplingReadsLess) 
 }
 
 TEST_F(PipelinePartitionTest, PartitionOrderIsDeterministicAcrossStoresAndThreads) {
-  TrainOptions o = PipelineOptions(dir_->File("parted"));
+  TrainOptions o = PipelineOptions(Parted());
   o.order = "partition";
   o.sampling = "resident";
   o.resident_partitions = 2;
@@ -79,11 +76,11 @@ TEST_F(PipelinePartitionTest, PartitionOrderIsDeterministicAcrossStoresAndThread
 }
 
 TEST_F(PipelinePartitionTest, PartitionOrderNeedsAPartitionedDataset) {
-  TrainOptions o = PipelineOptions(dir_->File("plain"));
+  TrainOptions o = Options();
   o.order = "partition";
   TrainSummary s;
   EXPECT_ERROR_CONTAINS(Train(o, &s), "order: partition needs a partitioned dataset", "foresight partition",
-                        dir_->File("plain"));
+                        DataDir());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "synthetic_dataset.h"
 #include "testing/testing.h"
+#include "trainer_test_util.h"
 
 namespace foresight::testing {
 
@@ -31,6 +32,26 @@ trainer::TrainOptions PipelineOptions(const std::string& dataset) {
   o.progress = false;
   o.seed = 3;
   return o;
+}
+
+TempDir* PipelineSuite::dir_ = nullptr;
+
+void PipelineSuite::SetUpTestSuite() {
+  dir_ = new TempDir();
+  ASSERT_OK(WritePipelineDataset(DataDir()));
+}
+
+void PipelineSuite::TearDownTestSuite() {
+  delete dir_;
+  dir_ = nullptr;
+}
+
+std::vector<nlohmann::json> EpochLines(const std::string& metrics_file) {
+  std::vector<nlohmann::json> out;
+  for (nlohmann::json& j : ReadJsonLines(metrics_file)) {
+    if (!j.contains("final")) out.push_back(std::move(j));
+  }
+  return out;
 }
 
 std::vector<trainer::EpochMetrics> TrainHistory(const trainer::TrainOptions& options) {

@@ -6,13 +6,19 @@
 
 namespace foresight::testing {
 
-std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path) {
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
   std::vector<nlohmann::json> lines;
   std::istringstream in(ReadFile(path));
   std::string line;
   while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    nlohmann::json j = nlohmann::json::parse(line);
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  }
+  return lines;
+}
+
+std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path) {
+  std::vector<nlohmann::json> lines = ReadJsonLines(path);
+  for (nlohmann::json& j : lines) {
     for (auto it = j.begin(); it != j.end();) {
       const std::string& key = it.key();
       const bool timing = (key.size() > 8 && (key.compare(key.size() - 8, 8, "_seconds") == 0 ||
@@ -20,7 +26,6 @@ std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path) {
                           key == "stages" || key == "bottleneck";
       it = timing ? j.erase(it) : std::next(it);
     }
-    lines.push_back(j);
   }
   return lines;
 }

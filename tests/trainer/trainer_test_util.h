@@ -10,6 +10,9 @@
 
 namespace foresight::testing {
 
+// A JSON-lines file's lines (empty lines skipped).
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
+
 // The metrics file's lines as JSON, with the timing keys removed (what must
 // be identical between runs).
 std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path);

@@ -1,7 +1,9 @@
 // Mini-batch training through the feature pipeline (pipeline/
 // feature_pipeline.h): seeds in random or partition order, neighbourhoods
 // sampled per (epoch, batch) W batches ahead, input features read from the
-// feature store through the lookahead cache, the step on this thread;
+// feature store through the lookahead cache (or, for a memory or mmap
+// store with no cache, gathered straight from its rows), the step on this
+// thread;
 // evaluation by layer-wise full-neighbour inference on the validation and
 // test ids. The pipeline lives across epochs (its lookahead crosses epoch
 // boundaries and keeps reading while an epoch is evaluated) and starts at
@@ -41,7 +43,9 @@ class MiniBatchRunner : public EpochRunner {
     // Measured before anything of this run's size is allocated.
     const int64_t baseline = CurrentRssBytes() - MappedRssBytes(d.dir());
     sampler_ = std::make_unique<sampler::NeighborSampler>(state_.data->graph, o.fanouts, o.seed);
-    FS_ASSIGN_OR_RETURN(store_, OpenFeatureStore(o, d));
+    FS_ASSIGN_OR_RETURN(TrainingFeatures features, OpenTrainingFeatures(o, d));
+    store_ = std::move(features.store);
+    host_rows_ = std::move(features.host_rows);
     // Layer-wise evaluation reads every node's in-neighbours' rows, in no
     // useful order: with O_DIRECT each 512-byte row would cost a 4 KiB disk
     // read, every epoch (minutes on a 1M-node graph). Its own buffered
@@ -51,7 +55,7 @@ class MiniBatchRunner : public EpochRunner {
     if (o.feature_store == "disk") {
       FS_ASSIGN_OR_RETURN(eval_store_, OpenFeatureStore(o, d, /*buffered=*/true));
     }
-    FS_RETURN_IF_ERROR(MakeOrder(d, o));
+    FS_RETURN_IF_ERROR(MakeOrder(d, o, o.cache_size >= 0 ? o.cache_size : o.memory_budget));
     eval_ids_ = ConcatIds(d.val_ids(), d.test_ids());
     FS_ASSIGN_OR_RETURN(eval_labels_, GatherLabels(d.labels(), eval_ids_));
 
@@ -63,12 +67,21 @@ class MiniBatchRunner : public EpochRunner {
     mi.queue_capacity = kQueueCapacity;
     mi.max_in_flight = kMaxInFlight;
     mi.baseline_bytes = std::max<int64_t>(0, baseline);
-    if (o.memory_budget > 0) FS_RETURN_IF_ERROR(ProbeBatches(&mi.probe_rows, &mi.probe_edges));
+    if (o.memory_budget > 0) FS_RETURN_IF_ERROR(ProbeBatches(&mi));
     memory_ = EstimateMemory(mi);
     eval_layer_bytes_ = EvaluationLayerBytes(mi);
     FS_ASSIGN_OR_RETURN(cache_bytes_, PlanCacheBytes(o, memory_));
     // More slots than rows would only cost planner memory.
     cache_bytes_ = std::min(cache_bytes_, d.num_nodes() * store_->row_bytes());
+    // The automatic group was sized by the budget (an upper bound of the
+    // cache, which is only known now): size it by the cache itself.
+    if (o.order == "partition" && o.resident_partitions == 0 && o.cache_size < 0) {
+      FS_RETURN_IF_ERROR(MakeOrder(d, o, cache_bytes_));
+    }
+    if (partition_order_ != nullptr) {
+      FS_LOG(INFO) << "partition order: " << partition_order_->num_partitions() << " partitions in groups of "
+                   << partition_order_->group_size() << ", " << order_->num_batches() << " batches per epoch";
+    }
     FS_ASSIGN_OR_RETURN(cache_policy_, cache::ParsePolicy(o.cache_policy));
     if (o.memory_budget > 0) {
       FS_LOG(INFO) << "memory budget " << FormatBytes(o.memory_budget) << ": " << memory_.Describe()
@@ -164,25 +177,37 @@ class MiniBatchRunner : public EpochRunner {
   }
 
  private:
-  // The largest input rows and edges of the first few batches (full
-  // neighbourhoods: an upper bound for resident sampling too).
-  Status ProbeBatches(int64_t* rows, int64_t* edges) {
-    const int64_t probes = std::min<int64_t>(4, order_->num_batches());
+  static int64_t TensorBytes(const Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
+
+  // The largest input rows, edges, per-block destination rows and bytes of
+  // the first few batches (full neighbourhoods: an upper bound for resident
+  // sampling too).
+  Status ProbeBatches(MemoryInputs* mi) {
+    const int64_t probes = std::min<int64_t>(8, order_->num_batches());
     for (int64_t b = 0; b < probes; ++b) {
       sampler::SampledBatch batch;
       FS_RETURN_IF_ERROR(sampler_->Sample(state_.ctx, order_->Batch(0, b), 0, b, &batch));
-      *rows = std::max(*rows, batch.input_nodes.numel());
-      *edges = std::max(*edges, batch.sampled_edges);
+      mi->probe_rows = std::max(mi->probe_rows, batch.input_nodes.numel());
+      mi->probe_edges = std::max(mi->probe_edges, batch.sampled_edges);
+      mi->probe_dst_rows.resize(std::max(mi->probe_dst_rows.size(), batch.blocks.size()), 0);
+      int64_t bytes = TensorBytes(batch.input_nodes);
+      for (size_t l = 0; l < batch.blocks.size(); ++l) {
+        const kernels::Csr& block = batch.blocks[l];
+        mi->probe_dst_rows[l] = std::max(mi->probe_dst_rows[l], block.num_dst());
+        bytes += TensorBytes(block.indptr) + TensorBytes(block.indices) + TensorBytes(block.edge_weight);
+      }
+      mi->probe_batch_bytes = std::max(mi->probe_batch_bytes, bytes);
     }
     return Status::OK();
   }
 
-  Status MakeOrder(const storage::Dataset& d, const TrainOptions& o) {
+  // `cache_bytes` sizes the automatic group (resident_partitions 0).
+  Status MakeOrder(const storage::Dataset& d, const TrainOptions& o, int64_t cache_bytes) {
     if (o.order == "partition") {
       FS_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, PartitionOffsets(d));
       const int parts = static_cast<int>(offsets.size()) - 1;
       int group = o.resident_partitions;
-      if (group == 0) group = AutoGroupSize(o, d, offsets);
+      if (group == 0) group = AutoGroupSize(d, offsets, cache_bytes);
       group = std::min(group, parts);
       auto order = std::make_unique<sampler::PartitionOrder>(d.train_ids(), std::move(offsets), o.batch_size,
                                                              o.seed, group);
@@ -197,17 +222,14 @@ class MiniBatchRunner : public EpochRunner {
     return Status::OK();
   }
 
-  // resident_partitions 0: as many partitions as the cache holds (by the
-  // largest partition's rows), at least 1. The cache size is not planned
-  // yet when the order is made, so this uses options.cache_size when given
-  // and else the whole budget (an upper bound of the cache; the group only
-  // shapes the order and the resident set, never the pipeline's memory).
-  int AutoGroupSize(const TrainOptions& o, const storage::Dataset& d, const std::vector<int64_t>& offsets) const {
+  // resident_partitions 0: as many partitions as `cache_bytes` holds (by
+  // the largest partition's rows), at least 1. The group only shapes the
+  // order and the resident set, never the pipeline's memory.
+  static int AutoGroupSize(const storage::Dataset& d, const std::vector<int64_t>& offsets, int64_t cache_bytes) {
     int64_t largest = 1;
     for (size_t p = 0; p + 1 < offsets.size(); ++p) largest = std::max(largest, offsets[p + 1] - offsets[p]);
-    const int64_t cache = o.cache_size >= 0 ? o.cache_size : o.memory_budget;
     const int64_t row_bytes = d.feature_dim() * static_cast<int64_t>(DTypeSize(d.manifest().feature_dtype));
-    const int64_t fit = row_bytes > 0 ? cache / (largest * row_bytes) : 0;
+    const int64_t fit = row_bytes > 0 ? cache_bytes / (largest * row_bytes) : 0;
     return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(fit, static_cast<int64_t>(offsets.size()) - 1)));
   }
 
@@ -223,6 +245,7 @@ class MiniBatchRunner : public EpochRunner {
     c.seed = o.seed;
     if (o.sampling == "resident") c.resident_order = partition_order_;
     c.store = store_.get();
+    c.host_rows = host_rows_;
     c.cache.policy = cache_policy_;
     c.cache.capacity_bytes = cache_bytes_;
     c.cache.row_bytes = store_->row_bytes();
@@ -239,6 +262,10 @@ class MiniBatchRunner : public EpochRunner {
     c.queue_capacity = kQueueCapacity;
     c.max_in_flight = kMaxInFlight;
     FS_ASSIGN_OR_RETURN(pipeline_, FeaturePipeline::Start(std::move(c)));
+    if (o.progress && !row_path_logged_) {
+      FS_LOG(INFO) << "feature pipeline: " << pipeline_->row_path().reason;
+      row_path_logged_ = true;  // a restarted pipeline takes the same path
+    }
     next_seq_ = first_seq;
     return Status::OK();
   }
@@ -256,12 +283,14 @@ class MiniBatchRunner : public EpochRunner {
   std::unique_ptr<sampler::BatchOrder> order_;
   const sampler::PartitionOrder* partition_order_ = nullptr;  // order_, when partition
   std::unique_ptr<storage::RowStore> store_;
+  Tensor host_rows_;  // store_'s rows when in memory (memory, mmap): the direct row path reads them
   std::unique_ptr<storage::RowStore> eval_store_;  // disk only: buffered twin for evaluation
   MemoryEstimate memory_;
   int64_t cache_bytes_ = 0;
   int64_t eval_layer_bytes_ = 0;  // RAM for evaluation's hidden layers under a budget
   cache::Policy cache_policy_ = cache::Policy::kLookahead;
   std::unique_ptr<FeaturePipeline> pipeline_;
+  bool row_path_logged_ = false;
   int64_t next_seq_ = -1;
   Tensor eval_ids_;
   Tensor eval_labels_;

@@ -11,9 +11,13 @@
 // Two passes over fixed chunks of seeds: count (and validate, saving each
 // row's start and degree), then fill at offsets from a prefix sum over chunk
 // totals; no per-seed allocation. The reads of indptr and of the rows are
-// random over the whole graph, so both passes prefetch a few seeds ahead;
-// the op runs near the speed of those misses (a graph backed by huge pages
-// halves them on machines where TLB misses dominate).
+// random over the whole graph, so both passes work ahead of their reads:
+// the count pass prefetches indptr a few seeds ahead, and the fill pass
+// draws a seed's positions (eight Philox draws per AVX2 call: a draw's
+// words do not depend on the earlier draws) and prefetches the neighbours
+// they name kDrawAhead seeds before it reads them. The op then runs near
+// the speed of those misses (a graph backed by huge pages halves them on
+// machines where TLB misses dominate).
 //
 // With a source mask the count pass also counts each row's allowed
 // neighbours c (one mask byte per edge; the mask of a graph that fits in
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "foresight/kernels/ops.h"
+#include "philox_simd.h"
 
 namespace foresight::kernels::cpu {
 
@@ -39,6 +44,9 @@ namespace {
 constexpr int64_t kSeedGrain = 128;
 // How many seeds ahead the row reads are prefetched.
 constexpr int64_t kPrefetchSeeds = 8;
+// How many seeds ahead of the fill the draws are made and their
+// neighbours prefetched (see the fill pass).
+constexpr int64_t kDrawAhead = 16;
 
 // Positions already taken for the current seed: open addressing over a
 // power-of-two table of at least 2k slots, reused across the seeds of a
@@ -75,21 +83,37 @@ inline int64_t SampleCount(int64_t fanout, int64_t degree) {
   return (fanout < 0 || fanout >= degree) ? degree : fanout;
 }
 
+// Floyd's draw of k distinct positions of [0, n) for node s, writing the
+// position of draw j to dst[j]. The draws' random words do not depend on
+// the taken set (draw j always picks from [0, n - k + j]), so they are
+// computed first, eight per vector Philox call.
+inline void FloydPositions(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst) {
+  taken->Reset(k);
+  const int64_t base = n - k;
+  constexpr int64_t kBlock = 64;  // draws per batch of words (a multiple of kPhiloxLanes)
+  alignas(32) uint32_t wx[kBlock], wy[kBlock];
+  for (int64_t j0 = 0; j0 < k; j0 += kBlock) {
+    const int64_t cnt = k - j0 < kBlock ? k - j0 : kBlock;
+    PhiloxDrawsXY(key, s, static_cast<uint64_t>(j0), cnt, wx, wy);
+    for (int64_t q = 0; q < cnt; ++q) {
+      const int64_t j = j0 + q;
+      const int64_t m = base + j;  // draw from [0, m]
+      int64_t t = static_cast<int64_t>(BelowFromXY(wx[q], wy[q], static_cast<uint64_t>(m + 1)));
+      if (!taken->Insert(t)) {
+        t = m;  // m is new: earlier draws were all < m
+        taken->Insert(t);
+      }
+      dst[j] = t;
+    }
+  }
+}
+
 // Floyd's draw of k distinct positions of [0, n) for node s, writing get(t)
 // for each drawn position t into dst (draw j -> dst[j]).
 template <typename Get>
 inline void FloydDraw(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst, Get get) {
-  taken->Reset(k);
-  const int64_t base = n - k;
-  for (int64_t j = 0; j < k; ++j) {
-    const int64_t m = base + j;  // draw from [0, m]
-    int64_t t = static_cast<int64_t>(key.Below(static_cast<uint64_t>(m + 1), s, j));
-    if (!taken->Insert(t)) {
-      t = m;  // m is new: earlier draws were all < m
-      taken->Insert(t);
-    }
-    dst[j] = get(t);
-  }
+  FloydPositions(key, s, k, n, taken, dst);
+  for (int64_t j = 0; j < k; ++j) dst[j] = get(dst[j]);
 }
 
 template <typename IdxT, typename SeedT, bool kMasked>
@@ -217,8 +241,33 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
     TakenSet taken;
     std::vector<IdxT> candidates;  // masked rows: the allowed neighbours, in CSR order
     int64_t pos = chunk_offset[c];
+    // Unmasked rows in two stages kDrawAhead seeds apart: stage A draws a
+    // seed's positions into its output slots and prefetches the neighbours
+    // they name (scattered over the row: one cache miss each); stage B,
+    // kDrawAhead seeds later, replaces the positions by the neighbour ids.
+    // The misses of several seeds are then in flight at once instead of
+    // one draw's at a time.
+    int64_t ahead = b, ahead_pos = pos;
+    auto stage_a = [&](int64_t i) {
+      const int64_t k = op[i + 1];
+      const int64_t d = deg[i];
+      const IdxT* nb = indices + rb[i];
+      if (kMasked && avail[i] != d) {
+        // Masked rows are drawn in stage B.
+      } else if (k == d) {
+        const char* line = reinterpret_cast<const char*>(nb);
+        const char* end = reinterpret_cast<const char*>(nb + d);
+        for (int l = 0; line < end && l < 8; line += 64, ++l) __builtin_prefetch(line);
+      } else {
+        int64_t* dst = out + ahead_pos;
+        FloydPositions(key, static_cast<uint64_t>(seed_ids[i]), k, d, &taken, dst);
+        for (int64_t j = 0; j < k; ++j) __builtin_prefetch(nb + dst[j]);
+      }
+      ahead_pos += k;
+    };
+    for (; ahead < e && ahead < b + kDrawAhead; ++ahead) stage_a(ahead);
     for (int64_t i = b; i < e; ++i) {
-      if (i + kPrefetchSeeds < e) __builtin_prefetch(indices + rb[i + kPrefetchSeeds]);
+      if (ahead < e) stage_a(ahead++);
       const int64_t k = op[i + 1];
       const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
       const IdxT* nb = indices + rb[i];
@@ -228,7 +277,7 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
         if (k == d) {
           for (int64_t j = 0; j < d; ++j) dst[j] = static_cast<int64_t>(nb[j]);
         } else {
-          FloydDraw(key, s, k, d, &taken, dst, [nb](int64_t t) { return static_cast<int64_t>(nb[t]); });
+          for (int64_t j = 0; j < k; ++j) dst[j] = static_cast<int64_t>(nb[dst[j]]);
         }
       } else {
         const int64_t a = avail[i];

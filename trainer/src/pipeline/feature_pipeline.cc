@@ -1,6 +1,8 @@
 #include "feature_pipeline.h"
 
+#include <iterator>
 #include <string>
+
 
 namespace foresight::trainer::internal {
 
@@ -44,12 +46,10 @@ Status FeaturePipeline::Init() {
     return Internal("pipeline: cache row_bytes " + std::to_string(c.cache.row_bytes) + " != store's " +
                     std::to_string(c.store->row_bytes()));
   }
-  FS_ASSIGN_OR_RETURN(planner_, cache::CachePlanner::Create(c.cache));
-  if (c.cache.policy == cache::Policy::kStatic) FS_RETURN_IF_ERROR(planner_->SetStaticKeys(c.static_keys));
-  FS_ASSIGN_OR_RETURN(arena_, HostSlotArena(planner_->num_slots(), c.cache.row_bytes));
+  row_path_ = ChooseRowPath(c);
+  FS_RETURN_IF_ERROR(row_path_.path == RowPath::kDirect ? InitDirect() : InitCached());
   const std::string backend = c.store->backend();
   copy_store_ = backend == "memory" || backend == "mmap";
-  planner_released_through_ = c.start_seq - 1;
   control_.MarkReleased(c.start_seq - 1);
   for (BoundedQueue<BatchPtr>* q : {&sampled_, &planned_, &read_, &assembled_, &done_}) {
     control_.OnCancel([q] { q->Cancel(); });
@@ -57,20 +57,53 @@ Status FeaturePipeline::Init() {
   return Status::OK();
 }
 
+Status FeaturePipeline::InitCached() {
+  const PipelineConfig& c = config_;
+  FS_ASSIGN_OR_RETURN(planner_, cache::CachePlanner::Create(c.cache));
+  if (c.cache.policy == cache::Policy::kStatic) FS_RETURN_IF_ERROR(planner_->SetStaticKeys(c.static_keys));
+  FS_ASSIGN_OR_RETURN(arena_, HostSlotArena(planner_->num_slots(), c.cache.row_bytes));
+  planner_released_through_ = c.start_seq - 1;
+  return Status::OK();
+}
+
+Status FeaturePipeline::InitDirect() {
+  const Tensor& rows = config_.host_rows;
+  const storage::RowStore& store = *config_.store;
+  if (!rows.device().is_cpu() || rows.dim() != 2 || !rows.is_contiguous() || rows.dtype() != store.dtype() ||
+      rows.size(0) != store.num_rows() || rows.size(1) != store.row_width()) {
+    return Internal("pipeline: host rows " + rows.ToString() + " are not the " + store.backend() + " store's " +
+                    std::to_string(store.num_rows()) + " x " + std::to_string(store.row_width()) + " " +
+                    DTypeName(store.dtype()) + " rows");
+  }
+  return Status::OK();
+}
+
+namespace {
+
+struct StageEntry {
+  Stage stage;
+  Status (FeaturePipeline::*body)(StageWorker&);
+};
+
+}  // namespace
+
 void FeaturePipeline::StartStages() {
-  struct Entry {
-    Stage stage;
-    Status (FeaturePipeline::*body)(StageWorker&);
-  };
-  const Entry entries[] = {{Stage::kSample, &FeaturePipeline::RunSample},
-                           {Stage::kPlan, &FeaturePipeline::RunPlan},
-                           {Stage::kRead, &FeaturePipeline::RunRead},
-                           {Stage::kAssemble, &FeaturePipeline::RunAssemble},
-                           {Stage::kWriteBack, &FeaturePipeline::RunWriteBack}};
-  for (const Entry& e : entries) {
-    workers_.push_back(std::make_unique<StageWorker>(e.stage, &control_, &ledger_));
+  using P = FeaturePipeline;
+  static const StageEntry kCachedStages[] = {{Stage::kSample, &P::RunSample},
+                                             {Stage::kPlan, &P::RunPlan},
+                                             {Stage::kRead, &P::RunRead},
+                                             {Stage::kAssemble, &P::RunAssemble},
+                                             {Stage::kWriteBack, &P::RunWriteBack}};
+  static const StageEntry kDirectStages[] = {{Stage::kSample, &P::RunSample},
+                                             {Stage::kRead, &P::RunDirectRead},
+                                             {Stage::kWriteBack, &P::RunWriteBack}};
+  const bool direct = row_path_.path == RowPath::kDirect;
+  const StageEntry* begin = direct ? std::begin(kDirectStages) : std::begin(kCachedStages);
+  const StageEntry* end = direct ? std::end(kDirectStages) : std::end(kCachedStages);
+  for (const StageEntry* e = begin; e != end; ++e) {
+    workers_.push_back(std::make_unique<StageWorker>(e->stage, &control_, &ledger_));
     StageWorker* w = workers_.back().get();
-    w->Start([this, w, body = e.body] { return (this->*body)(*w); });
+    w->Start([this, w, body = e->body] { return (this->*body)(*w); });
   }
 }
 
@@ -119,6 +152,7 @@ Status FeaturePipeline::Finish() {
   workers_.clear();
   FS_RETURN_IF_ERROR(control_.error());
   finished_ = true;
+  if (planner_ == nullptr) return Status::OK();  // kDirect: no cache, nothing dirty
   FS_RETURN_IF_ERROR(ApplyReleases(config_.end_seq - 1));
   if (!config_.cache.writable) return Status::OK();
   FS_ASSIGN_OR_RETURN(std::vector<cache::SlotKey> dirty, planner_->TakeDirty());

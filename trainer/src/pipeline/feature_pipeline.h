@@ -1,6 +1,10 @@
 // FeaturePipeline: the mini-batch trainer's input pipeline. Stages joined
 // by bounded queues, each on its own thread (waiting passively), feed the
-// compute stage, which is the caller's thread:
+// compute stage, which is the caller's thread. How a batch's input rows get
+// from the feature store into its x is the pipeline's row path, chosen once
+// at Start (ChooseRowPath; row_path() says which and why, for the log):
+//
+// kCached (any store, any cache):
 //
 //   sample --q--> plan --q--> read --q--> assemble --q--> [compute] --q--> write back
 //
@@ -17,13 +21,33 @@
 //               features are read-only, so it only releases), then releases
 //               the batch's cache slots
 //
+// kDirect (the store's rows are in this process's memory, i.e. a memory or
+// mmap store given as config.host_rows, and there is no cache: no slots,
+// read-only):
+//
+//   sample --q--> read --q--> [compute] --q--> write back
+//
+//   read        gathers x straight from the store's rows with the threaded
+//               gather kernel (one copy, f16 widened) and the seeds' labels:
+//               the work of read and assemble at once, booked as read
+//   plan, assemble   not run: they book no time
+//
+// With no cache a plan is "every row bypasses", so the planner and the
+// bypass buffer (a second copy) buy nothing when the rows are addressable.
+// Both paths give a batch the same x bit for bit and the same counters
+// (BatchIo: rows_requested, hits = 0, misses = rows_requested, bytes_read =
+// the bytes a memory / mmap store's Read of those rows reports).
+//
 // Memory: every queue holds at most `queue_capacity` batches; the plan
 // stage holds at most W + 1 sampled batches (the window); at most
 // `max_in_flight` batches are planned and not yet released, so their pinned
-// slots and bypass buffers are bounded too.
+// slots and bypass buffers are bounded too. The direct path holds x from
+// read to compute (the cached path from assemble to compute) and no bypass
+// buffers.
 //
-// Determinism: a batch's x is the store's rows whatever the store, policy,
-// cache size, window or thread count, and batches reach compute in order.
+// Determinism: a batch's x is the store's rows whatever the row path,
+// store, policy, cache size, window or thread count, and batches reach
+// compute in order.
 // Plans themselves are a pure function of the key lists: the plan stage
 // applies the release of batch t - max_in_flight (and only those) before
 // planning batch t, so the pinned set, and the I/O counts, never depend on
@@ -38,6 +62,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "bounded_queue.h"
@@ -73,6 +98,9 @@ struct PipelineBatch {
 };
 using BatchPtr = std::unique_ptr<PipelineBatch>;
 
+// How input rows reach x (see above).
+enum class RowPath { kCached, kDirect };
+
 struct PipelineConfig {
   ExecContext ctx;  // its pool is the CPU budget
   const sampler::BatchOrder* order = nullptr;  // outlives the pipeline
@@ -84,6 +112,12 @@ struct PipelineConfig {
   // full neighbourhoods. Outlives the pipeline.
   const sampler::PartitionOrder* resident_order = nullptr;
   storage::RowStore* store = nullptr;  // node features; outlives the pipeline
+  // The store's rows as a host tensor [N, F] of its dtype, when they are
+  // addressable in memory (memory, mmap: TrainingFeatures::host_rows):
+  // exactly the bytes store->Read returns. Undefined: rows only via Read.
+  Tensor host_rows;
+  // Tests: run the cache planner even where the direct path applies.
+  bool force_cache_planner = false;
   cache::CacheConfig cache;            // row_bytes = store->row_bytes()
   std::vector<int64_t> static_keys;    // policy static: keys by priority
   Tensor labels;                       // i32/i64 [N]
@@ -95,6 +129,16 @@ struct PipelineConfig {
   // Batches planned and not yet released (their slots pinned). Default: 4
   int max_in_flight = 4;
 };
+
+// The row path for `config` and why, e.g. "direct gather from the mmap
+// store's rows in memory (no cache): ..." or "cache planner: 4096-slot
+// lookahead cache". Direct exactly when host_rows is defined, the cache has
+// no slot and is read-only, and force_cache_planner is off.
+struct RowPathChoice {
+  RowPath path = RowPath::kCached;
+  std::string reason;
+};
+RowPathChoice ChooseRowPath(const PipelineConfig& config);
 
 class FeaturePipeline {
  public:
@@ -132,12 +176,15 @@ class FeaturePipeline {
   // pause meanwhile): for evaluation reading the same store. Lock order:
   // the store first, then budget().ComputeTurn() (as the read stage does).
   std::unique_lock<std::mutex> LockStore() { return std::unique_lock<std::mutex>(store_mu_); }
-  int64_t num_slots() const { return arena_->num_slots(); }
+  int64_t num_slots() const { return arena_ != nullptr ? arena_->num_slots() : 0; }
+  const RowPathChoice& row_path() const { return row_path_; }
   const PipelineConfig& config() const { return config_; }
 
  private:
   explicit FeaturePipeline(PipelineConfig config);
   Status Init();
+  Status InitCached();
+  Status InitDirect();
   void StartStages();
   void StopStages();
 
@@ -147,6 +194,7 @@ class FeaturePipeline {
   Status RunRead(StageWorker& w);
   Status RunAssemble(StageWorker& w);
   Status RunWriteBack(StageWorker& w);
+  Status RunDirectRead(StageWorker& w);  // kDirect's read stage
 
   // Plan stage helpers: applies planner releases up to `through`.
   Status ApplyReleases(int64_t through);
@@ -154,17 +202,20 @@ class FeaturePipeline {
   Status ExecutePlan(PipelineBatch* b);
   // Assemble stage: x and labels.
   Status Assemble(PipelineBatch* b);
+  // Direct read stage: x gathered from host_rows, labels, and the counters.
+  Status GatherDirect(PipelineBatch* b);
   // The rows of `reqs` moved, counting device bytes; the caller holds
   // store_mu_ (so the deltas of the store's counters are this call's).
   Status StoreRead(const std::vector<storage::RowRequest>& reqs, BatchIo* io);
   Status StoreWrite(const std::vector<storage::RowRequest>& reqs, BatchIo* io);
 
   PipelineConfig config_;
+  RowPathChoice row_path_;
   CpuBudget budget_;
   PipelineControl control_;
   EpochLedger ledger_;
-  std::unique_ptr<SlotArena> arena_;
-  std::unique_ptr<cache::CachePlanner> planner_;  // the plan stage's while running
+  std::unique_ptr<SlotArena> arena_;               // kCached only
+  std::unique_ptr<cache::CachePlanner> planner_;  // kCached only; the plan stage's while running
   int64_t planner_released_through_ = -1;         // releases given to the planner
   bool copy_store_ = false;  // reads are CPU copies (memory, mmap): run them as CPU steps
   std::mutex store_mu_;      // read and write-back stages (and evaluation) take turns on the store

@@ -13,28 +13,42 @@ namespace {
 
 int64_t Bytes(const Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
 
-// Upper bounds of one sampled batch: distinct input rows and block edges.
+// Upper bounds of one sampled batch: distinct input rows, block edges, and
+// each block's destination rows (input side first).
 struct BatchBound {
   int64_t rows = 0;
   int64_t edges = 0;
+  std::vector<int64_t> dst;
 };
 
-// The fanouts' worst case, or the probed sizes with 50% headroom when
-// smaller.
+// Probed sizes (the largest of several batches) get 25% headroom: later
+// batches may be larger. Capped by the fanouts' worst case.
+int64_t WithHeadroom(int64_t probed, int64_t worst) {
+  return probed > 0 ? std::min(worst, probed + probed / 4) : worst;
+}
+
 BatchBound BoundBatch(const MemoryInputs& in, int64_t num_nodes, int64_t num_edges) {
   const TrainOptions& o = *in.options;
   BatchBound b;
+  // Destinations per hop, seeds outward: every destination draws at most f
+  // neighbours (all of them for -1: at most the graph's edges in total).
+  std::vector<int64_t> hop_dst;
   int64_t dst = std::min<int64_t>(o.batch_size, num_nodes);
   for (int64_t f : o.fanouts) {
-    // Every destination draws at most f neighbours (all of them for -1: at
-    // most the graph's edges in total).
+    hop_dst.push_back(dst);
     const int64_t drawn = f < 0 ? num_edges : std::min<int64_t>(num_edges, dst * f);
     b.edges += drawn;
     dst = std::min<int64_t>(num_nodes, dst + drawn);
   }
-  b.rows = dst;
-  if (in.probe_rows > 0) b.rows = std::min(b.rows, in.probe_rows + in.probe_rows / 2);
-  if (in.probe_edges > 0) b.edges = std::min(b.edges, in.probe_edges + in.probe_edges / 2);
+  b.rows = WithHeadroom(in.probe_rows, dst);
+  b.edges = WithHeadroom(in.probe_edges, b.edges);
+  // blocks[l] is hop (L - 1 - l): the input-side block has the most rows.
+  const size_t layers = hop_dst.size();
+  for (size_t l = 0; l < layers; ++l) {
+    const int64_t worst = hop_dst[layers - 1 - l];
+    const int64_t probed = l < in.probe_dst_rows.size() ? in.probe_dst_rows[l] : 0;
+    b.dst.push_back(WithHeadroom(probed, worst));
+  }
   return b;
 }
 
@@ -56,7 +70,7 @@ int64_t EvaluationLayerBytes(const MemoryInputs& in) {
   const TrainOptions& o = *in.options;
   const int64_t width = o.hidden * (o.model == "gat" ? o.heads : 1);
   const int64_t layers = 2 * in.dataset->num_nodes() * width * 4;
-  return o.memory_budget > 0 ? std::min(layers, o.memory_budget / 4) : layers;
+  return o.memory_budget > 0 ? std::min(layers, o.memory_budget / 8) : layers;
 }
 
 MemoryEstimate EstimateMemory(const MemoryInputs& in) {
@@ -89,7 +103,11 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   add("sampler + planner index", n * (4 + 4 + 16));
 
   const BatchBound bb = BoundBatch(in, n, d.num_edges());
-  const int64_t meta = bb.rows * 40 + bb.edges * 16;  // ids, plan, blocks
+  // A sampled batch's ids and blocks (as probed, else 8 bytes per row and
+  // 16 per edge: i64 indices and indptr), plus its plan and the planner's
+  // window record: a slot, a fetch entry, a key and a next-use link per row.
+  const int64_t sampled = WithHeadroom(in.probe_batch_bytes, bb.rows * 8 + bb.edges * 16);
+  const int64_t meta = sampled + bb.rows * 28;
   const int64_t x = bb.rows * f * 4;
   const int64_t bypass = bb.rows * in.row_bytes;
   // Batches alive at once: one in each of the five stage threads' hands and
@@ -97,15 +115,28 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   const int64_t alive = 6 + 5 * cap + o.lookahead + 1;
   // x exists from assemble to compute, bypass rows from read to assemble.
   add("batches in flight", alive * meta + (cap + 2) * x + (cap + 2) * bypass);
-  // Forward and backward of one batch: the input (dropout copy, grad) and
-  // per layer a few [rows, width] activations and their grads.
-  add("compute activations", bb.rows * f * 4 * 2 + bb.rows * width * 4 * 6 * o.layers);
+  // Forward and backward of one batch: the input and its dropout copy,
+  // then per layer its aggregated input and a few [dst rows, width]
+  // activations, with their gradients during backward.
+  int64_t compute = bb.rows * f * 4 * 2;
+  int64_t in_width = f;
+  for (const int64_t dst : bb.dst) {
+    compute += dst * (in_width * 2 + width * 6) * 4;
+    in_width = width;
+  }
   // Layer-wise evaluation: two [N, width] layers, the logits of the
   // evaluated ids and one chunk's block.
   const int64_t eval_rows = (d.val_ids().defined() ? d.val_ids().numel() : 0) +
                             (d.test_ids().defined() ? d.test_ids().numel() : 0);
-  add("evaluation", EvaluationLayerBytes(in) + eval_rows * d.num_classes() * 4 +
-                        o.eval_batch_size * (std::max(f, width) * 4 + 64));
+  const int64_t evaluation = EvaluationLayerBytes(in) + eval_rows * d.num_classes() * 4 +
+                             o.eval_batch_size * (std::max(f, width) * 4 + 64);
+  // Evaluation holds the compute turn: a training step's activations and
+  // evaluation's layers never exist at once.
+  if (compute >= evaluation) {
+    add("compute activations (> evaluation's " + FormatBytes(evaluation) + ")", compute);
+  } else {
+    add("evaluation (> compute activations' " + FormatBytes(compute) + ")", evaluation);
+  }
   return e;
 }
 

@@ -37,6 +37,11 @@ struct MemoryInputs {
   // (0 = unknown: the fanouts' worst case is used).
   int64_t probe_rows = 0;
   int64_t probe_edges = 0;
+  // The largest destination rows of each block on those batches, input
+  // side first (blocks[l].num_dst); empty = the fanouts' worst case.
+  std::vector<int64_t> probe_dst_rows;
+  // The largest bytes of a probed batch's ids and blocks (0 = unknown).
+  int64_t probe_batch_bytes = 0;
   // RAM evaluation's hidden layers may use (the rest spills to a scratch
   // file); see EvaluationLayerBytes.
   int64_t row_bytes = 0;       // the feature store's row
@@ -50,8 +55,8 @@ struct MemoryInputs {
 MemoryEstimate EstimateMemory(const MemoryInputs& in);
 
 // RAM that evaluation's hidden layers may hold (two layers of [N, width]
-// f32: a layer's input and output), at most a quarter of the budget when
-// there is one; part of EstimateMemory's "evaluation" item. Layer-wise
+// f32: a layer's input and output), at most an eighth of the budget when
+// there is one (the rest goes to the cache); part of EstimateMemory's "evaluation" item. Layer-wise
 // inference spills what does not fit to a scratch file.
 int64_t EvaluationLayerBytes(const MemoryInputs& in);
 

@@ -1,7 +1,7 @@
 // What the mini-batch trainer derives from TrainOptions and the dataset to
-// build its pipeline: the feature RowStore, the static cache's key order,
-// and the partition offsets of a partitioned dataset. Private to the
-// trainer.
+// build its pipeline: the feature RowStore (and, for stores held in memory,
+// the rows themselves), the static cache's key order, and the partition
+// offsets of a partitioned dataset. Private to the trainer.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,31 @@ namespace foresight::trainer::internal {
 StatusOr<std::unique_ptr<storage::RowStore>> OpenFeatureStore(const TrainOptions& options,
                                                               const storage::Dataset& dataset,
                                                               bool buffered = false);
+
+// The training features: the RowStore that training and evaluation read,
+// and, when that store's rows are addressable in this process, a host view
+// of the very bytes the store reads, so the pipeline can gather a batch's
+// rows straight from them (feature_pipeline.h, RowPath::kDirect).
+struct TrainingFeatures {
+  std::unique_ptr<storage::RowStore> store;
+  // [N, F] of the store's dtype, sharing the store's storage (no copy);
+  // undefined for a disk store (its rows are only reachable by I/O).
+  Tensor host_rows;
+};
+
+// options.feature_store's store over the dataset's features:
+//   memory  features.npy loaded into an owned host tensor (as the memory
+//           backend does), served by a memory RowStore over that tensor
+//   mmap    features.npy mapped read-only and shared (as the mmap backend
+//           maps it: touched pages are page cache counted in RSS), served
+//           by a RowStore over the mapping. Readers share the one mapping:
+//           a second mapping of the file would count its pages twice.
+//   disk    OpenFeatureStore (O_DIRECT); no host view
+// For memory and mmap the trainer maps or loads the file itself and serves
+// it through a memory RowStore (backend() still "memory" or "mmap"): the
+// RowStore interface does not expose a backend's own rows. Errors name the
+// file and the mismatched shape.
+StatusOr<TrainingFeatures> OpenTrainingFeatures(const TrainOptions& options, const storage::Dataset& dataset);
 
 // The `count` nodes of highest in-degree (indptr of the CSR by
 // destination), highest first, ties by smaller id.

@@ -26,12 +26,15 @@ inline constexpr int kNumStages = 6;
 // "sample", "plan", "read", "assemble", "compute", "write_back".
 const char* StageName(Stage stage);
 
-// Cache and store counters of one batch (or a sum of batches).
+// Cache and store counters of one batch (or a sum of batches). On the
+// direct row path (no cache, rows gathered in place) they read as the
+// cached path's would with an empty cache: hits 0, every row a miss, and
+// bytes_read the row bytes a memory / mmap store reports for reading them.
 struct BatchIo {
   int64_t rows_requested = 0;  // distinct input rows of the batch
-  int64_t hits = 0;
-  int64_t misses = 0;
-  int64_t bytes_read = 0;  // store device bytes (after alignment)
+  int64_t hits = 0;            // rows served by a cache slot
+  int64_t misses = 0;          // rows this batch read from the store
+  int64_t bytes_read = 0;      // store device bytes (after alignment)
   int64_t bytes_written = 0;
 
   void Add(const BatchIo& o) {

@@ -3,21 +3,26 @@
 // seeds taken partition by partition make consecutive batches share
 // neighbourhoods and their feature reads large and local.
 //
-// Partitions are grouped into fixed groups of `group_size` consecutive
-// partitions (group g = partitions [g*K, min(P, (g+1)*K))). Each epoch visits
-// the groups in a random permutation drawn from
+// Each epoch draws a random permutation of the partitions from
 // RngKey::FromSeed(seed).Fold(RngPurpose::kPartitionOrder).Fold(epoch)
-// (Fisher-Yates as SeedOrder draws it); within a group the training ids are shuffled together (same
-// key folded with the group), then cut into batches of batch_size. A batch never spans two groups, so the
-// number of batches per epoch (the sum over groups of ceil(n_g / B)) is the
-// same every epoch, and every seed of a batch lies in its group: the group
-// is the set of partitions resident while the batch runs (--sampling
-// resident restricts sampling to it).
+// (Fisher-Yates as SeedOrder draws it) and cuts it into groups of
+// `group_size` consecutive partitions (the last may be smaller), so the
+// partitions that share a group change every epoch: with partitions that
+// follow the labels (METIS on a homophilous graph), fixed groups would feed
+// the same few classes together every epoch. Within a group the training
+// ids are shuffled together (the same key folded with the group's place in
+// the epoch). The groups' ids are concatenated and cut into batches of
+// batch_size, as SeedOrder cuts its permutation, so the batch count
+// (ceil(n / B)) is the same every epoch. A batch lies in one group, or in two
+// at a group boundary: its resident partitions (the set --sampling resident
+// restricts sampling to, and what the cache holds while it runs) are those
+// of the groups its seeds come from.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "foresight/core/status.h"
@@ -40,15 +45,19 @@ class PartitionOrder : public BatchOrder {
   Tensor Batch(int64_t epoch, int64_t b) const override;
 
   int num_partitions() const;
+  // Groups per epoch: ceil(P / group_size).
   int num_groups() const;
   int group_size() const { return group_size_; }
   int64_t batch_size() const { return batch_size_; }
-  // The group of batch b of epoch (its resident partitions are
-  // [g*K, min(P, (g+1)*K))), or -1 when b is outside [0, num_batches()).
-  // Consecutive batches with the same group share their resident set.
-  int BatchGroup(int64_t epoch, int64_t b) const;
-  // The partitions resident for batch b of epoch (its group), ascending;
-  // empty when b is outside [0, num_batches()).
+  // The partitions of the group at place g (0-based) of epoch, ascending;
+  // empty when g is outside [0, num_groups()).
+  std::vector<int> GroupPartitions(int64_t epoch, int g) const;
+  // The places of the first and the last group that batch b of epoch takes
+  // seeds from (equal unless b crosses a group boundary), or {-1, -1} when
+  // b is outside [0, num_batches()).
+  std::pair<int, int> BatchGroups(int64_t epoch, int64_t b) const;
+  // The partitions resident for batch b of epoch (those of its groups),
+  // ascending; empty when b is outside [0, num_batches()).
   std::vector<int> ResidentPartitions(int64_t epoch, int64_t b) const;
   const std::vector<int64_t>& offsets() const { return offsets_; }
 
@@ -57,8 +66,8 @@ class PartitionOrder : public BatchOrder {
   // batch starts in it.
   struct EpochPlan {
     Tensor order;                      // i64 [num ids]
-    std::vector<int64_t> batch_begin;  // [num_batches + 1]
-    std::vector<int> batch_group;      // [num_batches]
+    std::vector<int> parts;            // partitions in visiting order [P]
+    std::vector<int64_t> group_begin;  // where each group's ids start in order [groups + 1]
   };
   Status Init(const Tensor& train_ids);
   std::shared_ptr<const EpochPlan> MakePlan(int64_t epoch) const;
@@ -68,10 +77,10 @@ class PartitionOrder : public BatchOrder {
   int64_t batch_size_ = 0;
   uint64_t seed_ = 0;
   int group_size_ = 1;
-  // The training ids grouped: group g's are ids_[group_begin_[g],
-  // group_begin_[g+1]), in train_ids order.
+  // The training ids by partition: partition p's are ids_[part_begin_[p],
+  // part_begin_[p+1]), in train_ids order.
   Tensor ids_;
-  std::vector<int64_t> group_begin_;
+  std::vector<int64_t> part_begin_;
   int64_t num_batches_ = 0;
   Status status_;
   mutable internal::EpochCache<std::shared_ptr<const EpochPlan>> cache_;

@@ -86,8 +86,11 @@ struct TrainOptions {
   // else 0. Default: -1
   int64_t cache_size = -1;
   // Batches the sampler runs ahead of training, which the cache planner sees
-  // (W). Default: 8
-  int lookahead = 8;
+  // (W). 32: on the 1M-node speed graph at a 10% cache, lookahead's bytes
+  // read fall from 0.67x LRU's at W = 8 to 0.54x at 32, and W = 64 reads
+  // exactly what 32 does (bench/RESULTS.md); a window costs only sampled
+  // blocks (a few MB per batch). Default: 32
+  int lookahead = 32;
   // Disk store: I/O requests in flight. Default: 64
   int io_depth = 64;
   // The whole process's peak RSS target in bytes; 0 = none. With no

@@ -1,0 +1,54 @@
+// The direct path's read stage (RowPath::kDirect): with the store's rows
+// addressable in memory and no cache, a batch's x is gathered straight from
+// them (kernels::GatherRows: one copy, f16 widened exactly, the same bits
+// as the cached path's read + assemble) together with the seeds' labels, a
+// CPU step within the budget (its row loop runs on the budget's worker, see
+// cpu_budget.h; chunked the same whatever the thread count). It takes the
+// store lock like the cached read stage, so evaluation's LockStore pauses
+// it the same way.
+#include "../node_data.h"
+#include "feature_pipeline.h"
+#include "foresight/kernels/ops.h"
+
+namespace foresight::trainer::internal {
+
+Status FeaturePipeline::GatherDirect(PipelineBatch* b) {
+  const Tensor& ids = b->sampled.input_nodes;
+  const int64_t n = ids.numel();
+  b->x = Tensor::Empty({n, config_.store->row_width()}, DType::kF32);
+  FS_RETURN_IF_ERROR(kernels::GatherRows(config_.ctx, config_.host_rows, ids, &b->x));
+  FS_ASSIGN_OR_RETURN(b->labels, GatherLabels(config_.labels, b->sampled.seeds));
+  // The counters mean what they mean on the cached path with no cache (every
+  // row a miss read around the cache): the batch's distinct input rows, all
+  // missed, and the bytes a memory or mmap store reports for reading them
+  // (row_bytes each). Nothing is written.
+  b->io.rows_requested = n;
+  b->io.hits = 0;
+  b->io.misses = n;
+  b->io.bytes_read = n * config_.store->row_bytes();
+  return Status::OK();
+}
+
+Status FeaturePipeline::RunDirectRead(StageWorker& w) {
+  for (;;) {
+    BatchPtr b;
+    double waited = 0;
+    if (!w.Pop(sampled_, &b, &waited)) break;
+    StageTimer timer;
+    // As in the cached read stage: the store lock before any CPU turn.
+    std::unique_lock<std::mutex> store_lock(store_mu_);
+    waited += timer.Lap();
+    FS_RETURN_IF_ERROR(budget_.Run([&] { return GatherDirect(b.get()); }));
+    const double busy = timer.Lap();
+    store_lock.unlock();
+    const int64_t epoch = b->epoch;
+    const bool pushed = w.Push(assembled_, std::move(b), &waited);
+    w.Book(epoch, busy, waited);
+    if (!pushed) return Status::OK();
+  }
+  if (control_.cancelled()) return Status::OK();
+  assembled_.Close();
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer::internal
