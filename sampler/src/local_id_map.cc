@@ -97,8 +97,16 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
                                " distinct nodes, beyond the 2^31-1 local ids of a block");
     }
   }
-  nodes_.reserve(static_cast<size_t>(std::min(size() + n, num_nodes)));
-  int32_t next = static_cast<int32_t>(size());
+  // Branch-free: whether an id is new is a coin flip in a sampled batch
+  // (about half are), so a branch mispredicts on every other id. Every id
+  // writes its slot and the next node-list entry; only a new id advances
+  // `next`, so an old id's entry is overwritten by the next new one.
+  // At most min(first + n, num_nodes) ids exist afterwards; the entry one
+  // past the last is written (and dropped) by a trailing old id.
+  const int64_t first = size();
+  nodes_.resize(static_cast<size_t>(std::min(first + n, num_nodes) + 1));
+  int64_t* nodes = nodes_.data();
+  int32_t next = static_cast<int32_t>(first);
   for (int64_t e = 0; e < n; ++e) {
     if (e + kPrefetchDistance < n) {
       const uint64_t ahead = static_cast<uint64_t>(ids[e + kPrefetchDistance]);
@@ -106,17 +114,19 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
     }
     const int64_t v = ids[e];
     if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(num_nodes)) {
+      nodes_.resize(static_cast<size_t>(next));
       return DataLoss("NeighborSampler: graph.indices holds node " + std::to_string(v) +
                       ", outside [0, " + std::to_string(num_nodes) + ") (run ValidateCsr on the graph)");
     }
-    int32_t l = slot[v];
-    if (l < 0) {
-      l = next++;
-      slot[v] = l;
-      nodes_.push_back(v);
-    }
+    const int32_t old = slot[v];
+    const int32_t is_new = old < 0;
+    const int32_t l = is_new ? next : old;
+    slot[v] = l;
+    nodes[next] = v;
+    next += is_new;
     ids[e] = l;
   }
+  nodes_.resize(static_cast<size_t>(next));
   return Status::OK();
 }
 

@@ -29,6 +29,10 @@ class HostRowStore final : public RowStore {
   Status Flush() override { return flush_ ? flush_() : Status::OK(); }
   RowStoreStats stats() const override { return stats_.Snapshot(); }
   void ResetStats() override { stats_.Reset(); }
+  Tensor host_rows() const override {
+    if (base_ == nullptr) return Tensor();  // an empty file maps nothing
+    return Tensor::FromBlob(base_, {num_rows_, row_width()}, dtype(), Device::Cpu(), owner_);
+  }
 
  private:
   std::string backend_;

@@ -106,8 +106,12 @@ TEST(PartitionOrder, BatchesCoverEveryIdOnceInsideTheirGroups) {
         ASSERT_GE(place, last_place) << "epoch " << epoch << " batch " << b << ": seed " << batch[i]
                                      << " goes back to an earlier group";
         last_place = place;
-        if (i == 0) EXPECT_EQ(place, first) << "epoch " << epoch << " batch " << b;
-        if (i + 1 == batch.size()) EXPECT_EQ(place, last) << "epoch " << epoch << " batch " << b;
+        if (i == 0) {
+          EXPECT_EQ(place, first) << "epoch " << epoch << " batch " << b;
+        }
+        if (i + 1 == batch.size()) {
+          EXPECT_EQ(place, last) << "epoch " << epoch << " batch " << b;
+        }
       }
       all.insert(all.end(), batch.begin(), batch.end());
     }

@@ -74,6 +74,30 @@ TEST_P(DenseRowStoreTest, ReadsMatchReference) {
   }
 }
 
+// memory and mmap expose their rows as a host view with the file's bytes,
+// which outlives the store; the disk backends have none.
+TEST_P(DenseRowStoreTest, HostRowsOnlyWhereRowsAreInMemory) {
+  const std::string path = dir_.File("rows.npy");
+  const Tensor ref = RandomRows(33, 17, DType::kF32, 5);
+  ASSERT_OK(SaveNpy(path, ref));
+  ASSERT_OK_AND_ASSIGN(auto store, OpenFile(path, false));
+  Tensor rows = store->host_rows();
+  const RowStoreKind kind = GetParam().kind;
+  if (kind != RowStoreKind::kMemory && kind != RowStoreKind::kMmap) {
+    EXPECT_FALSE(rows.defined()) << GetParam().name;
+    return;
+  }
+  ASSERT_TRUE(rows.defined());
+  EXPECT_EQ(rows.dim(), 2);
+  EXPECT_EQ(rows.size(0), 33);
+  EXPECT_EQ(rows.size(1), 17);
+  EXPECT_EQ(rows.dtype(), DType::kF32);
+  EXPECT_TRUE(rows.device().is_cpu());
+  store.reset();  // the view keeps the rows alive
+  ASSERT_EQ(rows.nbytes(), ref.nbytes());
+  EXPECT_EQ(0, std::memcmp(rows.raw_data(), ref.raw_data(), ref.nbytes()));
+}
+
 TEST_P(DenseRowStoreTest, EmptySubmissionAndUnknownTicket) {
   const std::string path = dir_.File("rows.npy");
   ASSERT_OK(SaveNpy(path, RandomRows(10, 100, DType::kF32, 1)));

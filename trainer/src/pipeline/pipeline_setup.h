@@ -35,18 +35,10 @@ struct TrainingFeatures {
   Tensor host_rows;
 };
 
-// options.feature_store's store over the dataset's features:
-//   memory  features.npy loaded into an owned host tensor (as the memory
-//           backend does), served by a memory RowStore over that tensor
-//   mmap    features.npy mapped read-only and shared (as the mmap backend
-//           maps it: touched pages are page cache counted in RSS), served
-//           by a RowStore over the mapping. Readers share the one mapping:
-//           a second mapping of the file would count its pages twice.
-//   disk    OpenFeatureStore (O_DIRECT); no host view
-// For memory and mmap the trainer maps or loads the file itself and serves
-// it through a memory RowStore (backend() still "memory" or "mmap"): the
-// RowStore interface does not expose a backend's own rows. Errors name the
-// file and the mismatched shape.
+// OpenFeatureStore, with the store's own host view of its rows
+// (RowStore::host_rows: memory and mmap) for the direct row path. Training
+// and evaluation share the one store, so an mmap'd file is mapped once (a
+// second mapping would count its pages twice in RSS).
 StatusOr<TrainingFeatures> OpenTrainingFeatures(const TrainOptions& options, const storage::Dataset& dataset);
 
 // The `count` nodes of highest in-degree (indptr of the CSR by

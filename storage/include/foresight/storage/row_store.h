@@ -106,6 +106,13 @@ class RowStore {
   virtual RowStoreStats stats() const = 0;
   virtual void ResetStats() = 0;
 
+  // The rows as one [num_rows, row_width] host tensor when this backend
+  // keeps them addressable in this process (memory, mmap), so a reader may
+  // gather them directly instead of going through SubmitRead; undefined
+  // otherwise. The view keeps the memory alive. Reads through it bypass
+  // the counters and must not race a write.
+  virtual Tensor host_rows() const { return Tensor(); }
+
  protected:
   RowStore(DType dtype, int64_t row_width) : dtype_(dtype), row_width_(row_width) {}
 
