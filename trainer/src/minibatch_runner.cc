@@ -13,6 +13,8 @@
 
 #include "epoch_runner.h"
 #include "foresight/cache/cache_planner.h"
+#include "foresight/core/allocator.h"
+#include "foresight/core/caching_allocator.h"
 #include "foresight/core/logging.h"
 #include "foresight/sampler/neighbor_sampler.h"
 #include "foresight/sampler/partition_order.h"
@@ -159,6 +161,15 @@ class MiniBatchRunner : public EpochRunner {
       store_lock = pipeline_->LockStore();
       turn = pipeline_->budget().ComputeTurn();
     }
+    // The host cache holds the training step's freed blocks, whose sizes
+    // evaluation's layer-wise chunks never ask for: release them so they
+    // do not sit beside evaluation's own buffers (the memory plan counts
+    // compute and evaluation as never at once), and release evaluation's
+    // afterwards for the same reason.
+    HostCache()->Trim();
+    struct TrimAfter {
+      ~TrimAfter() { HostCache()->Trim(); }
+    } trim_after;
     InferenceMemory memory;
     if (state_.options->memory_budget > 0) memory.budget_bytes = eval_layer_bytes_;
     LayerwiseOutputs outputs;
