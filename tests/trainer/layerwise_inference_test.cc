@@ -199,6 +199,43 @@ TEST_P(LayerwiseInferenceTest, SameBitsInRamOnDiskAndWithNeededRowsOnly) {
   }
 }
 
+// Hubs: nodes 0, 1 and 2 list 150 in-neighbours each, so a chunk of 2
+// destinations (at most 32 + 2 sources by the chunking bound) is cut at
+// every hub, and a hub is a chunk of its own. Same bits as the reference,
+// which chunks by count only.
+TEST_P(LayerwiseInferenceTest, HubsCutChunksWithoutChangingBits) {
+  Fixture f;
+  std::vector<int64_t> indptr{0};
+  std::vector<int32_t> indices;
+  std::mt19937_64 rng(8);
+  for (int64_t v = 0; v < kNodes; ++v) {
+    const int64_t deg = v < 3 ? 150 : static_cast<int64_t>(rng() % 5);
+    for (int64_t k = 0; k < deg; ++k) indices.push_back(static_cast<int32_t>(rng() % kNodes));
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  kernels::Csr hubs;
+  hubs.num_src = kNodes;
+  hubs.indptr = Ids(indptr);
+  hubs.indices = Tensor::Empty({static_cast<int64_t>(indices.size())}, DType::kI32);
+  std::memcpy(hubs.indices.raw_data(), indices.data(), indices.size() * sizeof(int32_t));
+  EXPECT_EQ(MaxChunkSources(hubs.indptr, 2), 151);   // a hub alone
+  EXPECT_EQ(MaxChunkSources(hubs.indptr, 64), 16 * 64 + 64);
+  sampler::NeighborSampler sampler{hubs, {-1, -1}, 0};
+  GraphBlock whole{hubs};
+  auto model = MakeModel(GetParam(), 2);
+  const std::vector<Tensor> groups = {Ids({0, 7, 1, 2, 150, 299})};
+  ASSERT_OK_AND_ASSIGN(LayerwiseOutputs want, Reference(f.ctx, *model, sampler, f.features, 64, groups));
+  ASSERT_OK_AND_ASSIGN(auto store, storage::MemoryRowStore(f.features, /*writable=*/false));
+  for (int64_t chunk : {1, 2, 5}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    LayerwiseOutputs got;
+    ASSERT_OK(LayerwiseInference(f.ctx, *model, sampler, whole, *store, chunk, groups, /*want_embeddings=*/true,
+                                 false, InferenceMemory(), &got));
+    EXPECT_TRUE(Bitwise(got.logits[0], want.logits[0]));
+    EXPECT_TRUE(Bitwise(got.embeddings, want.embeddings));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, LayerwiseInferenceTest, ::testing::Values("sage", "gat"));
 
 TEST(LayerwiseInferenceStoreTest, F16FeaturesFromADiskStore) {

@@ -137,8 +137,9 @@ class LayerRunner {
   // stays valid as long as the sink keeps it.
   template <typename Sink>
   Status Run(int layer, const LayerInput& in, const Tensor& dst, int64_t n_dst, Sink&& sink) {
-    const int64_t num_chunks = (n_dst + chunk_size_ - 1) / chunk_size_;
-    if (num_chunks == 0) return Status::OK();
+    CutChunks(dst, n_dst);
+    const int64_t num_chunks = static_cast<int64_t>(bounds_.size()) - 1;
+    if (num_chunks <= 0) return Status::OK();
     Chunk chunks[2];
     // Chunk k+1's block and rows are loaded by a pool task while this
     // thread computes chunk k: the store's copies (page cache or memory)
@@ -189,8 +190,8 @@ class LayerRunner {
   // Builds chunk k's block and submits the read of its sources' rows.
   // Runs on a pool task: its loops run inline there.
   Status Prepare(const LayerInput& in, const Tensor& dst, int64_t n_dst, int64_t k, Chunk* c) {
-    c->begin = k * chunk_size_;
-    c->end = std::min(n_dst, c->begin + chunk_size_);
+    c->begin = bounds_[static_cast<size_t>(k)];
+    c->end = bounds_[static_cast<size_t>(k) + 1];
     const Tensor ids = dst.defined() ? dst.Slice(0, c->begin, c->end) : IdRange(c->begin, c->end);
     FS_RETURN_IF_ERROR(sampler_.FullNeighborBlock(ctx_, ids, &c->csr, &c->src_nodes));
     const int64_t n_src = c->src_nodes.numel();
@@ -249,7 +250,36 @@ class LayerRunner {
   GnnModel& model_;
   sampler::NeighborSampler& sampler_;
   Tensor gcn_degrees_;
+  // Cuts dst (or 0..n_dst-1) into bounds_: at most chunk_size_
+  // destinations each, and no more in-edges than
+  // kChunkSourcesPerDestination * chunk_size_ unless one destination has
+  // more alone. Depends only on the graph and the ids, never on threads.
+  void CutChunks(const Tensor& dst, int64_t n_dst) {
+    bounds_.assign(1, 0);
+    const int64_t* indptr = sampler_.graph().indptr.data<int64_t>();
+    const int64_t max_edges = kChunkSourcesPerDestination * chunk_size_;
+    const bool i32 = dst.defined() && dst.dtype() == DType::kI32;
+    const void* ids = dst.defined() ? dst.raw_data() : nullptr;
+    const int64_t stride = dst.defined() ? dst.stride(0) : 1;
+    int64_t edges = 0;
+    for (int64_t i = 0; i < n_dst; ++i) {
+      const int64_t at = i * stride;
+      const int64_t v = ids == nullptr ? i
+                        : i32          ? static_cast<const int32_t*>(ids)[at]
+                                       : static_cast<const int64_t*>(ids)[at];
+      const int64_t degree = indptr[v + 1] - indptr[v];
+      const int64_t begin = bounds_.back();
+      if (i > begin && (i - begin == chunk_size_ || edges + degree > max_edges)) {
+        bounds_.push_back(i);
+        edges = 0;
+      }
+      edges += degree;
+    }
+    if (n_dst > 0) bounds_.push_back(n_dst);
+  }
+
   int64_t chunk_size_;
+  std::vector<int64_t> bounds_;  // chunk k is destinations [bounds_[k], bounds_[k+1])
 };
 
 // A sink writing chunk rows to positions [begin, end) of a scratch store,
@@ -352,6 +382,13 @@ Status LayerwiseInference(const ExecContext& ctx, GnnModel& model, sampler::Neig
   if (output_groups.empty()) return run_last(Tensor(), n);
   for (const Tensor& ids : output_groups) FS_RETURN_IF_ERROR(run_last(ids, ids.numel()));
   return Status::OK();
+}
+
+int64_t MaxChunkSources(const Tensor& indptr, int64_t chunk_size) {
+  const int64_t* p = indptr.data<int64_t>();
+  int64_t max_degree = 0;
+  for (int64_t v = 0; v + 1 < indptr.numel(); ++v) max_degree = std::max(max_degree, p[v + 1] - p[v]);
+  return std::max(kChunkSourcesPerDestination * chunk_size + chunk_size, max_degree + 1);
 }
 
 Status LayerwiseInference(const ExecContext& ctx, GnnModel& model, sampler::NeighborSampler& sampler,

@@ -21,6 +21,18 @@
 
 namespace foresight::trainer::internal {
 
+// A chunk of `chunk_size` destinations is cut short where its destinations'
+// in-degrees sum past kChunkSourcesPerDestination * chunk_size, so its
+// sources (read into RAM, two chunks at a time) stay bounded on graphs with
+// hubs, whose full neighbourhoods can be 100x a chunk. A destination whose
+// own in-degree passes the bound is a chunk by itself.
+constexpr int64_t kChunkSourcesPerDestination = 16;
+
+// The most source rows one chunk can read: the bound above plus its
+// destinations, or the largest in-degree + 1 when that is more (indptr:
+// the graph's CSR by destination).
+int64_t MaxChunkSources(const Tensor& indptr, int64_t chunk_size);
+
 struct LayerwiseOutputs {
   std::vector<Tensor> logits;  // per output group: f32 [group rows, C]
   Tensor embeddings;           // f32 [N, D]: input of the last layer, when asked for

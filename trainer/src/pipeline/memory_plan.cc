@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "../layerwise_inference.h"
+
 namespace foresight::trainer::internal {
 
 namespace {
@@ -125,11 +127,16 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
     in_width = width;
   }
   // Layer-wise evaluation: two [N, width] layers, the logits of the
-  // evaluated ids and one chunk's block.
+  // evaluated ids, and two chunks (one computing, the next one loading):
+  // their source rows (with the buffer's slack, the ids and the read
+  // requests) as bounded by the chunking, and the destinations' aggregated
+  // input and outputs.
   const int64_t eval_rows = (d.val_ids().defined() ? d.val_ids().numel() : 0) +
                             (d.test_ids().defined() ? d.test_ids().numel() : 0);
-  const int64_t evaluation = EvaluationLayerBytes(in) + eval_rows * d.num_classes() * 4 +
-                             o.eval_batch_size * (std::max(f, width) * 4 + 64);
+  const int64_t wide = std::max(f, width) * 4;
+  const int64_t chunk_sources = MaxChunkSources(d.indptr(), o.eval_batch_size);
+  const int64_t chunks = 2 * chunk_sources * (wide + wide / 4 + 24) + o.eval_batch_size * (wide * 4 + 64);
+  const int64_t evaluation = EvaluationLayerBytes(in) + eval_rows * d.num_classes() * 4 + chunks;
   // Evaluation holds the compute turn: a training step's activations and
   // evaluation's layers never exist at once.
   if (compute >= evaluation) {
