@@ -151,13 +151,20 @@ TEST(PartitionOrder, DeterministicBySeedAndEpochWithRandomAccess) {
   EXPECT_EQ(Vec(kept), e0[0]);
 }
 
-TEST(PartitionOrder, PartitionOrderAndWithinGroupOrderVaryByEpoch) {
-  // 16 partitions of 50 rows, one per group, one batch each; every row
-  // trains.
+// `parts` partitions of `rows` rows each, every row a training id.
+struct EvenPartitions {
   std::vector<int64_t> offsets, ids;
-  for (int p = 0; p <= 16; ++p) offsets.push_back(50 * p);
-  for (int64_t v = 0; v < 800; ++v) ids.push_back(v);
-  PartitionOrder order(I64(ids), offsets, 50, 5, 1);
+  EvenPartitions(int parts, int64_t rows) {
+    for (int p = 0; p <= parts; ++p) offsets.push_back(rows * p);
+    for (int64_t v = 0; v < rows * parts; ++v) ids.push_back(v);
+  }
+};
+
+TEST(PartitionOrder, PartitionOrderAndWithinGroupOrderVaryByEpoch) {
+  // 16 partitions of 50 rows, one per group, one batch each.
+  const EvenPartitions s(16, 50);
+  const std::vector<int64_t>& offsets = s.offsets;
+  PartitionOrder order(I64(s.ids), offsets, 50, 5, 1);
   ASSERT_OK(order.status());
   ASSERT_EQ(order.num_batches(), 16);
   auto part_of_batch = [&](int64_t e, int64_t b) {
@@ -208,10 +215,8 @@ TEST(PartitionOrder, GroupsAreRedrawnEveryEpoch) {
   // 12 partitions in groups of 4: which partitions share a group changes
   // from epoch to epoch (fixed groups would train the same label mix
   // together every epoch when partitions follow the classes).
-  std::vector<int64_t> offsets, ids;
-  for (int p = 0; p <= 12; ++p) offsets.push_back(10 * p);
-  for (int64_t v = 0; v < 120; ++v) ids.push_back(v);
-  PartitionOrder order(I64(ids), offsets, 8, 9, 4);
+  const EvenPartitions s(12, 10);
+  PartitionOrder order(I64(s.ids), s.offsets, 8, 9, 4);
   ASSERT_OK(order.status());
   ASSERT_EQ(order.num_groups(), 3);
   std::set<std::vector<int>> groups_seen;

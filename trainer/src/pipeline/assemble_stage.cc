@@ -47,25 +47,16 @@ Status FeaturePipeline::Assemble(PipelineBatch* b) {
 }
 
 Status FeaturePipeline::RunAssemble(StageWorker& w) {
-  for (;;) {
-    BatchPtr b;
-    double waited = 0;
-    if (!w.Pop(read_, &b, &waited)) break;
+  return w.Relay(read_, assembled_, [&](BatchPtr& b, double* busy, double*) -> StatusOr<bool> {
     StageTimer timer;
     FS_RETURN_IF_ERROR(budget_.Run([&] { return Assemble(b.get()); }));
     if (!config_.cache.writable) {
       // Compute reads only x: the bypass rows are not needed again.
       std::vector<uint8_t>().swap(b->bypass_rows);
     }
-    const double busy = timer.Lap();
-    const int64_t epoch = b->epoch;
-    const bool pushed = w.Push(assembled_, std::move(b), &waited);
-    w.Book(epoch, busy, waited);
-    if (!pushed) return Status::OK();
-  }
-  if (control_.cancelled()) return Status::OK();
-  assembled_.Close();
-  return Status::OK();
+    *busy = timer.Lap();
+    return true;
+  });
 }
 
 }  // namespace foresight::trainer::internal

@@ -30,25 +30,15 @@ Status FeaturePipeline::GatherDirect(PipelineBatch* b) {
 }
 
 Status FeaturePipeline::RunDirectRead(StageWorker& w) {
-  for (;;) {
-    BatchPtr b;
-    double waited = 0;
-    if (!w.Pop(sampled_, &b, &waited)) break;
+  return w.Relay(sampled_, assembled_, [&](BatchPtr& b, double* busy, double* waited) -> StatusOr<bool> {
     StageTimer timer;
     // As in the cached read stage: the store lock before any CPU turn.
     std::unique_lock<std::mutex> store_lock(store_mu_);
-    waited += timer.Lap();
+    *waited += timer.Lap();
     FS_RETURN_IF_ERROR(budget_.Run([&] { return GatherDirect(b.get()); }));
-    const double busy = timer.Lap();
-    store_lock.unlock();
-    const int64_t epoch = b->epoch;
-    const bool pushed = w.Push(assembled_, std::move(b), &waited);
-    w.Book(epoch, busy, waited);
-    if (!pushed) return Status::OK();
-  }
-  if (control_.cancelled()) return Status::OK();
-  assembled_.Close();
-  return Status::OK();
+    *busy = timer.Lap();
+    return true;
+  });
 }
 
 }  // namespace foresight::trainer::internal

@@ -41,36 +41,26 @@ Status FeaturePipeline::ExecutePlan(PipelineBatch* b) {
 }
 
 Status FeaturePipeline::RunRead(StageWorker& w) {
-  for (;;) {
-    BatchPtr b;
-    double waited = 0;
-    if (!w.Pop(planned_, &b, &waited)) break;
+  return w.Relay(planned_, read_, [&](BatchPtr& b, double* busy, double* waited) -> StatusOr<bool> {
     if (b->plan.wait_for_seq >= 0) {
       StageTimer t;
       const bool released = control_.WaitReleased(b->plan.wait_for_seq + config_.start_seq);
-      waited += t.Lap();
-      if (!released) return Status::OK();  // cancelled
+      *waited += t.Lap();
+      if (!released) return false;  // cancelled
     }
     StageTimer timer;
     // The store lock is taken on this thread, before any CPU turn, so a
     // paused read (evaluation holds the store) never blocks a pool worker.
     std::unique_lock<std::mutex> store_lock(store_mu_);
-    waited += timer.Lap();
+    *waited += timer.Lap();
     if (copy_store_) {
       FS_RETURN_IF_ERROR(budget_.Run([&] { return ExecutePlan(b.get()); }));
     } else {
       FS_RETURN_IF_ERROR(ExecutePlan(b.get()));
     }
-    const double busy = timer.Lap();
-    store_lock.unlock();
-    const int64_t epoch = b->epoch;
-    const bool pushed = w.Push(read_, std::move(b), &waited);
-    w.Book(epoch, busy, waited);
-    if (!pushed) return Status::OK();
-  }
-  if (control_.cancelled()) return Status::OK();
-  read_.Close();
-  return Status::OK();
+    *busy = timer.Lap();
+    return true;
+  });
 }
 
 }  // namespace foresight::trainer::internal

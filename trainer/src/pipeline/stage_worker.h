@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bounded_queue.h"
+#include "foresight/core/status.h"
 #include "stage_clock.h"
 
 namespace foresight::trainer::internal {
@@ -68,6 +69,32 @@ class StageWorker {
   }
 
   void Book(int64_t epoch, double busy, double wait) { ledger_->AddTime(stage_, epoch, busy, wait); }
+
+  // The loop of a stage between two queues: pops every item of `in` (a
+  // pointer to a batch with an `epoch`), runs work(item, &busy, &waited),
+  // pushes the item on to `out` and books busy and waited (work adds its
+  // own blocking to waited and reports its busy seconds). work returns
+  // false to stop quietly (it saw a cancellation); its error stops the
+  // stage. `out` is closed once `in` is drained, unless the pipeline was
+  // cancelled.
+  template <typename T, typename Work>
+  Status Relay(BoundedQueue<T>& in, BoundedQueue<T>& out, Work&& work) {
+    for (;;) {
+      T item;
+      double waited = 0;
+      if (!Pop(in, &item, &waited)) break;
+      double busy = 0;
+      FS_ASSIGN_OR_RETURN(const bool go_on, work(item, &busy, &waited));
+      if (!go_on) return Status::OK();
+      const int64_t epoch = item->epoch;
+      const bool pushed = Push(out, std::move(item), &waited);
+      Book(epoch, busy, waited);
+      if (!pushed) return Status::OK();
+    }
+    if (control_->cancelled()) return Status::OK();
+    out.Close();
+    return Status::OK();
+  }
 
  private:
   Stage stage_;
