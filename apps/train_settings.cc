@@ -261,8 +261,8 @@ const std::vector<TrainKey>& TrainKeys() {
        "(default: none)",
        &O::memory_budget, nullptr, false, true, "none", 0},
       {"order",
-       "Seed order: random, or partition (partition groups in random order, seeds shuffled within; needs "
-       "`foresight partition`)",
+       "Seed order: random, or partition (random groups of partitions, redrawn every epoch, one after another, "
+       "seeds shuffled within a group; needs `foresight partition`)",
        &O::order, "random|partition", false},
       {"sampling",
        "Neighbour sampling: full, or resident (only in-neighbours in the batch's partition group; needs "

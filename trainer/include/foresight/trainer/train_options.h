@@ -98,9 +98,10 @@ struct TrainOptions {
   // estimate of everything else; a budget that cannot hold that estimate is
   // an error listing it. Default: 0
   int64_t memory_budget = 0;
-  // Seed order: "random" (shuffled) or "partition" (partition groups in a
-  // random order each epoch, seeds shuffled within a group; needs a dataset
-  // partitioned by `foresight partition`). Default: random
+  // Seed order: "random" (shuffled) or "partition" (random groups of
+  // partitions, redrawn every epoch, visited one after another, seeds
+  // shuffled within a group; needs a dataset partitioned by `foresight
+  // partition`). Default: random
   std::string order = "random";
   // Neighbour sampling: "full" (any in-neighbour) or "resident" (only
   // in-neighbours inside the batch's resident partition group; needs
