@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +43,7 @@
 #include "foresight/core/caching_allocator.h"
 #include "foresight/core/rng.h"
 #include "foresight/kernels/ops.h"
+#include "foresight/core/stopwatch.h"
 #include "foresight/sampler/neighbor_sampler.h"
 #include "foresight/sampler/seed_order.h"
 #include "foresight/storage/dataset.h"
@@ -52,7 +52,6 @@
 namespace foresight::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 struct Args {
   std::string dataset;
@@ -158,12 +157,12 @@ Model MakeModel(int64_t in, int64_t hidden, int64_t classes) {
 
 class Timer {
  public:
-  explicit Timer(double* acc) : acc_(acc), t0_(Clock::now()) {}
-  ~Timer() { *acc_ += std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  explicit Timer(double* acc) : acc_(acc) {}
+  ~Timer() { *acc_ += watch_.Seconds(); }
 
  private:
   double* acc_;
-  Clock::time_point t0_;
+  Stopwatch watch_;
 };
 
 struct Totals {
@@ -443,13 +442,13 @@ SamplingRates SamplingRateOver(const ExecContext& ctx, const Args& a, const std:
   sampler::NeighborSampler smp(g, a.fanouts, a.seed);
   // The first pass faults the graph in, as a run's first epoch does.
   int64_t seeds = 0;
-  const auto f0 = Clock::now();
+  const Stopwatch first;
   for (size_t i = 0; i < batches.size(); ++i) {
     sampler::SampledBatch b;
     Ok(smp.Sample(ctx, batches[i], 0, static_cast<int64_t>(i), &b), "Sample");
     seeds += batches[i].numel();
   }
-  out.first_pass = static_cast<double>(seeds) / std::chrono::duration<double>(Clock::now() - f0).count();
+  out.first_pass = static_cast<double>(seeds) / first.Seconds();
   // Touch every page so the whole graph is resident for the timed passes.
   volatile uint64_t sink = 0;
   for (int k = 0; k < 2; ++k) {
@@ -480,14 +479,14 @@ SamplingRates SamplingRateOver(const ExecContext& ctx, const Args& a, const std:
   }
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep) {
-    const auto t0 = Clock::now();
+    const Stopwatch pass;
     seeds = 0;
     for (size_t i = 0; i < batches.size(); ++i) {
       sampler::SampledBatch b;
       Ok(smp.Sample(ctx, batches[i], 0, static_cast<int64_t>(i), &b), "Sample");
       seeds += batches[i].numel();
     }
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+    best = std::min(best, pass.Seconds());
   }
   out.warm = static_cast<double>(seeds) / best;
   return out;

@@ -7,11 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 
 #include "foresight/core/logging.h"
+#include "foresight/core/stopwatch.h"
 #include "foresight/storage/dataset.h"
 #include "partition_io.h"
 #include "partitioners.h"
@@ -116,10 +116,8 @@ nlohmann::json PartitionsJson(const PartitionReport& r, const PartitionOptions& 
 
 StatusOr<PartitionReport> PartitionDataset(const ExecContext& ctx, const std::string& dataset_dir,
                                            const PartitionOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&start] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+  const Stopwatch watch;
+  const auto elapsed = [&watch] { return watch.Seconds(); };
   FS_RETURN_IF_ERROR(CheckOptions(options));
   const int64_t baseline = internal::CurrentRssBytes();
   const std::string dir = std::filesystem::path(dataset_dir).lexically_normal().string();

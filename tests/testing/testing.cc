@@ -141,11 +141,11 @@ std::vector<std::pair<std::string, struct stat>> ChownTree(const std::string& pa
   return before;
 }
 
-[[noreturn]] void RunChild(int fd, const std::function<void()>& body) {
+[[noreturn]] void RunChild(int fd, const std::function<void()>& body, bool drop_root) {
   // Supplementary groups first: after setuid we could no longer drop them.
-  if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
-    WriteRecord(fd, ::testing::TestPartResult::kSkip, 0, "",
-                std::string("cannot drop root privileges to uid 65534 here: ") + std::strerror(errno));
+  if (drop_root && (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)) {
+    WriteRecord(fd, ::testing::TestPartResult::kFatalFailure, 0, "",
+                std::string("RunUnprivileged: cannot drop root privileges to uid 65534: ") + std::strerror(errno));
     ::_exit(0);
   }
   ::testing::TestPartResultArray results;
@@ -171,12 +171,10 @@ std::vector<std::pair<std::string, struct stat>> ChownTree(const std::string& pa
 }  // namespace
 
 void RunUnprivileged(const std::vector<std::string>& accessible, const std::function<void()>& body) {
-  if (::geteuid() != 0) {
-    body();
-    return;
-  }
+  // Not root: the child keeps this uid, which file modes already bind.
+  const bool root = ::geteuid() == 0;
   std::vector<std::pair<std::string, struct stat>> owners;
-  for (const std::string& p : accessible) {
+  for (const std::string& p : root ? accessible : std::vector<std::string>()) {
     auto b = ChownTree(p, kNobody, kNobody);
     owners.insert(owners.end(), b.begin(), b.end());
   }
@@ -200,7 +198,7 @@ void RunUnprivileged(const std::vector<std::string>& accessible, const std::func
   }
   if (pid == 0) {
     ::close(fds[0]);
-    RunChild(fds[1], body);
+    RunChild(fds[1], body, root);
   }
   ::close(fds[1]);
   std::string buf;

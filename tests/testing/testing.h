@@ -56,13 +56,13 @@ std::string ReadFile(const std::string& path);
 std::string SourceDir();  // the repository root
 std::string BinaryDir();  // the build directory
 // Runs `body` without the privileges that let root ignore file modes, so
-// tests of "Permission denied" paths run in CI (which runs as root). Not
-// root: `body` runs in-process. Root: a forked child drops to uid/gid 65534
-// (nobody) and runs `body`; its gtest failures (file, line, message) come
-// back through a pipe and are reported in the calling test, as is a crash or
-// a GTEST_SKIP. `accessible` lists paths the child must read or write: each
-// is chowned (recursively) to nobody before the child runs and back to root
-// after, so a TempDir's 0700 directory is usable; file modes are kept, so a
+// tests of "Permission denied" paths run in CI (which runs as root). `body`
+// runs in a forked child, which drops to uid/gid 65534 (nobody) when the
+// caller is root; its gtest failures (file, line, message) come back through
+// a pipe and are reported in the calling test, as is a crash or a
+// GTEST_SKIP. `accessible` lists paths the child must read or write: each
+// is chowned (recursively) to nobody before a root caller's child runs and
+// back to root after, so a TempDir's 0700 directory is usable; file modes are kept, so a
 // chmod 0 file stays unreadable to the child. Call it from the test thread
 // while no other thread of the test holds a lock the child could need.
 void RunUnprivileged(const std::vector<std::string>& accessible, const std::function<void()>& body);

@@ -4,7 +4,6 @@
 // trainer.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 #include "foresight/autograd/optimizer.h"
 #include "foresight/autograd/tape.h"
 #include "foresight/core/context.h"
+#include "foresight/core/stopwatch.h"
 #include "foresight/trainer/models.h"
 #include "foresight/trainer/train_options.h"
 #include "foresight/trainer/trainer.h"
@@ -48,21 +48,6 @@ StatusOr<std::unique_ptr<EpochRunner>> MakeMiniBatchRunner(const RunState& state
 
 // The RNG stream of training step (epoch, batch): dropout draws from it.
 RngKey StepKey(uint64_t seed, int epoch, int64_t batch);
-
-// Seconds since construction (or the last Lap).
-class Stopwatch {
- public:
-  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
-  double Lap() {
-    const auto now = std::chrono::steady_clock::now();
-    const double s = std::chrono::duration<double>(now - start_).count();
-    start_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-};
 
 struct StepResult {
   double loss = 0;

@@ -121,7 +121,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   for (int epoch = state.epoch; epoch < options.epochs && !state.stopped_early; ++epoch) {
     EpochMetrics m;
     m.epoch = epoch + 1;
-    internal::Stopwatch watch;
+    Stopwatch watch;
     FS_RETURN_IF_ERROR(runner->TrainEpoch(epoch, &m));
     m.epoch_seconds = watch.Lap();
     FS_RETURN_IF_ERROR(runner->Evaluate(&m.val_acc, &m.test_acc));

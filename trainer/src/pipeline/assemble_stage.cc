@@ -48,7 +48,7 @@ Status FeaturePipeline::Assemble(PipelineBatch* b) {
 
 Status FeaturePipeline::RunAssemble(StageWorker& w) {
   return w.Relay(read_, assembled_, [&](BatchPtr& b, double* busy, double*) -> StatusOr<bool> {
-    StageTimer timer;
+    Stopwatch timer;
     FS_RETURN_IF_ERROR(budget_.Run([&] { return Assemble(b.get()); }));
     if (!config_.cache.writable) {
       // Compute reads only x: the bypass rows are not needed again.

@@ -31,7 +31,7 @@ Status FeaturePipeline::GatherDirect(PipelineBatch* b) {
 
 Status FeaturePipeline::RunDirectRead(StageWorker& w) {
   return w.Relay(sampled_, assembled_, [&](BatchPtr& b, double* busy, double* waited) -> StatusOr<bool> {
-    StageTimer timer;
+    Stopwatch timer;
     // As in the cached read stage: the store lock before any CPU turn.
     std::unique_lock<std::mutex> store_lock(store_mu_);
     *waited += timer.Lap();

@@ -116,7 +116,7 @@ void FeaturePipeline::StopStages() {
 FeaturePipeline::~FeaturePipeline() { StopStages(); }
 
 Status FeaturePipeline::Next(BatchPtr* batch, double* waited) {
-  StageTimer t;
+  Stopwatch t;
   const bool ok = assembled_.Pop(batch);
   *waited += t.Lap();
   if (ok) return Status::OK();
@@ -126,7 +126,7 @@ Status FeaturePipeline::Next(BatchPtr* batch, double* waited) {
 }
 
 Status FeaturePipeline::Done(BatchPtr batch, double* waited) {
-  StageTimer t;
+  Stopwatch t;
   const bool ok = done_.Push(std::move(batch));
   *waited += t.Lap();
   if (ok) return Status::OK();

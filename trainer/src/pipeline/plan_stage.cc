@@ -37,7 +37,7 @@ Status FeaturePipeline::RunPlan(StageWorker& w) {
     if (planner_->CanPlan()) {
       BatchPtr b = std::move(pending.front());
       pending.pop_front();
-      StageTimer timer;
+      Stopwatch timer;
       FS_RETURN_IF_ERROR(ApplyReleases(b->seq - config_.max_in_flight));
       const double waited_release = timer.Lap();
       if (control_.cancelled()) return Status::OK();
@@ -67,7 +67,7 @@ Status FeaturePipeline::RunPlan(StageWorker& w) {
       planner_->Close();
       continue;
     }
-    StageTimer timer;
+    Stopwatch timer;
     const Tensor& in = b->sampled.input_nodes;
     std::vector<int64_t> keys(in.data<int64_t>(), in.data<int64_t>() + in.numel());
     b->io.rows_requested = in.numel();

@@ -43,12 +43,12 @@ Status FeaturePipeline::ExecutePlan(PipelineBatch* b) {
 Status FeaturePipeline::RunRead(StageWorker& w) {
   return w.Relay(planned_, read_, [&](BatchPtr& b, double* busy, double* waited) -> StatusOr<bool> {
     if (b->plan.wait_for_seq >= 0) {
-      StageTimer t;
+      Stopwatch t;
       const bool released = control_.WaitReleased(b->plan.wait_for_seq + config_.start_seq);
       *waited += t.Lap();
       if (!released) return false;  // cancelled
     }
-    StageTimer timer;
+    Stopwatch timer;
     // The store lock is taken on this thread, before any CPU turn, so a
     // paused read (evaluation holds the store) never blocks a pool worker.
     std::unique_lock<std::mutex> store_lock(store_mu_);

@@ -17,7 +17,7 @@ Status FeaturePipeline::RunSample(StageWorker& w) {
     b->seq = seq;
     b->epoch = seq / c.batches_per_epoch;
     b->index = seq % c.batches_per_epoch;
-    StageTimer timer;
+    Stopwatch timer;
     FS_RETURN_IF_ERROR(budget_.Run([&]() -> Status {
       const Tensor seeds = c.order->Batch(b->epoch, b->index);
       if (!seeds.defined()) {

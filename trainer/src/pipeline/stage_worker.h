@@ -6,30 +6,15 @@
 // Private to the trainer.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <thread>
 
 #include "bounded_queue.h"
 #include "foresight/core/status.h"
+#include "foresight/core/stopwatch.h"
 #include "stage_clock.h"
 
 namespace foresight::trainer::internal {
-
-// Seconds between construction (or the last Lap) and now.
-class StageTimer {
- public:
-  StageTimer() : start_(std::chrono::steady_clock::now()) {}
-  double Lap() {
-    const auto now = std::chrono::steady_clock::now();
-    const double s = std::chrono::duration<double>(now - start_).count();
-    start_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-};
 
 class StageWorker {
  public:
@@ -55,14 +40,14 @@ class StageWorker {
   // Pop / Push that add the blocked time to *waited.
   template <typename T>
   bool Pop(BoundedQueue<T>& q, T* out, double* waited) {
-    StageTimer t;
+    Stopwatch t;
     const bool ok = q.Pop(out);
     *waited += t.Lap();
     return ok;
   }
   template <typename T>
   bool Push(BoundedQueue<T>& q, T item, double* waited) {
-    StageTimer t;
+    Stopwatch t;
     const bool ok = q.Push(std::move(item));
     *waited += t.Lap();
     return ok;

@@ -15,7 +15,7 @@ Status FeaturePipeline::RunWriteBack(StageWorker& w) {
     BatchPtr b;
     double waited = 0;
     if (!w.Pop(done_, &b, &waited)) break;
-    StageTimer timer;
+    Stopwatch timer;
     const bool wrote = b->wrote && config_.cache.writable;
     if (wrote && !b->plan.bypass.empty()) {
       std::vector<storage::RowRequest> writes;
