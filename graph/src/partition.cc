@@ -119,7 +119,7 @@ StatusOr<PartitionReport> PartitionDataset(const ExecContext& ctx, const std::st
   const Stopwatch watch;
   const auto elapsed = [&watch] { return watch.Seconds(); };
   FS_RETURN_IF_ERROR(CheckOptions(options));
-  const int64_t baseline = internal::CurrentRssBytes();
+  const int64_t baseline = CurrentRssBytes();
   const std::string dir = std::filesystem::path(dataset_dir).lexically_normal().string();
   struct stat st;
   if (dataset_dir.empty() || ::stat(dir.c_str(), &st) != 0) {
@@ -173,7 +173,7 @@ StatusOr<PartitionReport> PartitionDataset(const ExecContext& ctx, const std::st
   r.edge_cut = rr.edge_cut;
   r.cut_fraction = r.num_edges > 0 ? static_cast<double>(r.edge_cut) / static_cast<double>(r.num_edges) : 0.0;
   r.seconds = elapsed();
-  r.peak_rss_bytes = internal::PeakRssBytes();
+  r.peak_rss_bytes = PeakRssBytes();
 
   storage::DatasetManifest& m = writer->manifest();
   const storage::DatasetManifest& old = src.manifest;
@@ -188,7 +188,7 @@ StatusOr<PartitionReport> PartitionDataset(const ExecContext& ctx, const std::st
   m.partitions = PartitionsJson(r, options);
   FS_RETURN_IF_ERROR(writer->Commit());
   r.seconds = elapsed();
-  r.peak_rss_bytes = internal::PeakRssBytes();
+  r.peak_rss_bytes = PeakRssBytes();
   r.output = writer->out_dir();
   return r;
 }

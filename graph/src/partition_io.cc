@@ -1,7 +1,6 @@
 #include "partition_io.h"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -204,21 +203,5 @@ Status RegionWriter::Finish() {
 }
 
 void SetWriteLimitForTesting(int64_t bytes) { g_write_limit.store(bytes, std::memory_order_relaxed); }
-
-int64_t PeakRssBytes() {
-  struct rusage ru;
-  if (::getrusage(RUSAGE_SELF, &ru) != 0) return 0;
-  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
-}
-
-int64_t CurrentRssBytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  long long size = 0, resident = 0;
-  const int got = std::fscanf(f, "%lld %lld", &size, &resident);
-  std::fclose(f);
-  if (got != 2) return 0;
-  return static_cast<int64_t>(resident) * ::sysconf(_SC_PAGESIZE);
-}
 
 }  // namespace foresight::graph::internal

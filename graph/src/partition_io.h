@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "foresight/core/process_memory.h"
 #include "foresight/core/status.h"
 #include "foresight/storage/npy.h"
 
@@ -113,9 +114,5 @@ class RegionWriter {
 // write fails with ENOSPC, as on a full disk. Negative (the default) = off.
 void SetWriteLimitForTesting(int64_t bytes);
 
-// Peak resident set of this process so far (getrusage ru_maxrss), bytes.
-int64_t PeakRssBytes();
-// Current resident set (/proc/self/statm), bytes; 0 when unknown.
-int64_t CurrentRssBytes();
 
 }  // namespace foresight::graph::internal

@@ -453,7 +453,7 @@ TEST(PartitionTest, BudgetRefusals) {
   EXPECT_ERROR_CONTAINS(PartitionDataset(CpuContext(), in, o), "partition needs at least",
                         "for 20000 nodes", "over --memory-budget 4.2 MB");
   // A budget above the floor works, with small buffers.
-  o.memory_budget_bytes = internal::CurrentRssBytes() + (8 << 20);
+  o.memory_budget_bytes = CurrentRssBytes() + (8 << 20);
   ASSERT_OK_AND_ASSIGN(auto ok, PartitionDataset(CpuContext(), in, o));
   ASSERT_OK_AND_ASSIGN(auto a, Dataset::Open(in));
   ASSERT_OK_AND_ASSIGN(auto b, Dataset::Open(tmp.File("out")));

@@ -1,10 +1,7 @@
 #include "memory_plan.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "../layerwise_inference.h"
@@ -165,40 +162,6 @@ StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstima
         (options.feature_store == "disk" ? std::string() : std::string(" or use --feature-store disk")));
   }
   return options.memory_budget - other;
-}
-
-int64_t CurrentRssBytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  long long size = 0, resident = 0;
-  const int got = std::fscanf(f, "%lld %lld", &size, &resident);
-  std::fclose(f);
-  if (got != 2) return 0;
-  return static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE);
-}
-
-int64_t MappedRssBytes(const std::string& dir) {
-  FILE* f = std::fopen("/proc/self/smaps", "r");
-  if (f == nullptr) return 0;
-  const std::string prefix = dir.empty() || dir.back() == '/' ? dir : dir + "/";
-  int64_t total = 0;
-  bool in_dir = false;
-  char line[4096];
-  while (std::fgets(line, sizeof(line), f) != nullptr) {
-    long long kb = 0;
-    if (std::sscanf(line, "Rss: %lld kB", &kb) == 1) {
-      if (in_dir) total += kb * 1024;
-      continue;
-    }
-    // A mapping's header: "start-end perms offset dev inode [path]".
-    unsigned long long start = 0, end = 0;
-    if (std::sscanf(line, "%llx-%llx ", &start, &end) == 2) {
-      const char* slash = std::strchr(line, '/');
-      in_dir = slash != nullptr && !prefix.empty() && std::strncmp(slash, prefix.c_str(), prefix.size()) == 0;
-    }
-  }
-  std::fclose(f);
-  return total;
 }
 
 std::string FormatBytes(int64_t bytes) {

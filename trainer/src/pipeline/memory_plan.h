@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "foresight/core/process_memory.h"
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
 #include "foresight/storage/dataset.h"
@@ -66,11 +67,6 @@ int64_t EvaluationLayerBytes(const MemoryInputs& in);
 // leaves nothing), else 0.
 StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate);
 
-// The process's resident set now (/proc/self/statm), 0 when unknown.
-int64_t CurrentRssBytes();
-// The resident bytes of this process's file mappings under `dir`
-// (/proc/self/smaps), e.g. a dataset's mmap'd arrays; 0 when unknown.
-int64_t MappedRssBytes(const std::string& dir);
 
 // "1.5 GiB", "12.0 MiB", "512 B".
 std::string FormatBytes(int64_t bytes);

@@ -1,0 +1,18 @@
+// The process's memory as the kernel counts it (Linux /proc and getrusage),
+// for memory budgets, plans and reports. Each returns 0 when unknown.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace foresight {
+
+// Resident set now (/proc/self/statm), bytes.
+int64_t CurrentRssBytes();
+// Peak resident set so far (getrusage ru_maxrss), bytes.
+int64_t PeakRssBytes();
+// Resident bytes of this process's file mappings under `dir`
+// (/proc/self/smaps), e.g. a dataset's mmap'd arrays.
+int64_t MappedRssBytes(const std::string& dir);
+
+}  // namespace foresight
