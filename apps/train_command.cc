@@ -6,7 +6,6 @@
 #include "command.h"
 #include "foresight/core/progress.h"
 #include "foresight/trainer/trainer.h"
-#include "train_progress.h"
 #include "train_settings.h"
 
 namespace foresight::apps {
@@ -77,11 +76,10 @@ class TrainCommand : public Command {
   Status Run() override {
     UseThreads(options_.threads);
     SetProgressEnabled(options_.progress);
-    TrainProgress progress(options_.epochs);
-    trainer::TrainCallbacks callbacks;
-    if (options_.progress) callbacks = progress.Callbacks();
+    // options_.progress: the trainer's own display (epoch status lines and
+    // summaries on stderr).
     trainer::TrainSummary summary;
-    FS_RETURN_IF_ERROR(trainer::Train(options_, callbacks, &summary));
+    FS_RETURN_IF_ERROR(trainer::Train(options_, &summary));
     std::printf("epochs %d%s, best epoch %d: val_acc %.4f test_acc %.4f\n",
                 summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "",
                 summary.best_epoch, summary.best_val_acc, summary.test_acc);

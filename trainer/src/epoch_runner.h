@@ -61,9 +61,6 @@ struct StepResult {
 Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autograd::GraphBlock*>& blocks,
                  const autograd::Var& x, const Tensor& labels, EpochMetrics* m, StepResult* result);
 
-// The stage with the most busy seconds ("" for none).
-std::string Bottleneck(const std::vector<std::pair<std::string, StageSeconds>>& stages);
-
 // Fraction of rows with label >= 0 whose argmax is the label (0 when none).
 StatusOr<double> AccuracyOf(const ExecContext& ctx, const Tensor& scores, const Tensor& labels);
 

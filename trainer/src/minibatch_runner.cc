@@ -23,6 +23,7 @@
 #include "pipeline/feature_pipeline.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline_setup.h"
+#include "progress_reporter.h"
 
 namespace foresight::trainer::internal {
 
@@ -308,18 +309,6 @@ class MiniBatchRunner : public EpochRunner {
 };
 
 }  // namespace
-
-std::string Bottleneck(const std::vector<std::pair<std::string, StageSeconds>>& stages) {
-  std::string best;
-  double busiest = -1;
-  for (const auto& [name, s] : stages) {
-    if (s.busy > busiest) {
-      busiest = s.busy;
-      best = name;
-    }
-  }
-  return best;
-}
 
 StatusOr<std::unique_ptr<EpochRunner>> MakeMiniBatchRunner(const RunState& state) {
   auto runner = std::make_unique<MiniBatchRunner>(state);

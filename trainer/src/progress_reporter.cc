@@ -1,57 +1,115 @@
 #include "progress_reporter.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 namespace foresight::trainer::internal {
 
-std::string DescribeBottleneck(const std::vector<std::pair<std::string, StageSeconds>>& stages) {
-  double total = 0, busiest = -1;
-  std::string name;
-  for (const auto& [stage, s] : stages) {
-    total += s.busy;
+namespace {
+
+std::string Fixed(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+
+// "sample 12% gather 30% forward 20% backward 30% optimizer 8%": each
+// phase's share of the epoch's training time; "" when none was timed.
+std::string PhaseShares(const EpochMetrics& m) {
+  const double total =
+      m.sample_seconds + m.gather_seconds + m.forward_seconds + m.backward_seconds + m.optimizer_seconds;
+  if (total <= 0) return "";
+  const std::pair<const char*, double> phases[] = {{"sample", m.sample_seconds},
+                                                   {"gather", m.gather_seconds},
+                                                   {"forward", m.forward_seconds},
+                                                   {"backward", m.backward_seconds},
+                                                   {"optimizer", m.optimizer_seconds}};
+  std::string out;
+  for (const auto& [name, seconds] : phases) {
+    out += (out.empty() ? "" : " ") + std::string(name) + " " + Fixed("%.0f%%", 100.0 * seconds / total);
+  }
+  return out;
+}
+
+// "cache 83% hits, 12.3 MiB read" for an epoch that read rows; "" else.
+std::string CacheSummary(const EpochMetrics& m) {
+  if (m.rows_requested == 0) return "";
+  const double requested = static_cast<double>(m.cache_hits + m.cache_misses);
+  const double hits = requested > 0 ? 100.0 * static_cast<double>(m.cache_hits) / requested : 0.0;
+  const double mib = static_cast<double>(m.bytes_read) / (1 << 20);
+  return "cache " + Fixed("%.0f%%", hits) + " hits, " +
+         (mib >= 1024 ? Fixed("%.2f GiB read", mib / 1024) : Fixed("%.1f MiB read", mib));
+}
+
+}  // namespace
+
+std::string Bottleneck(const std::vector<std::pair<std::string, StageSeconds>>& stages) {
+  std::string best;
+  double busiest = -1;
+  for (const auto& [name, s] : stages) {
     if (s.busy > busiest) {
       busiest = s.busy;
-      name = stage;
+      best = name;
     }
   }
+  return best;
+}
+
+std::string DescribeBottleneck(const std::vector<std::pair<std::string, StageSeconds>>& stages) {
+  double total = 0, busiest = 0;
+  for (const auto& [name, s] : stages) {
+    total += s.busy;
+    busiest = std::max(busiest, s.busy);
+  }
+  const std::string name = Bottleneck(stages);
   if (name.empty() || total <= 0) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%s %.0f%%", name.c_str(), 100.0 * busiest / total);
-  return buf;
+  return name + " " + Fixed("%.0f%%", 100.0 * busiest / total);
+}
+
+std::string EpochSummary(const EpochMetrics& m) {
+  std::string s = "loss " + Fixed("%.4f", m.loss) + " train " + Fixed("%.4f", m.train_acc) + " val " +
+                  Fixed("%.4f", m.val_acc) + " test " + Fixed("%.4f", m.test_acc) + " | " +
+                  FormatRate(m.seeds_per_second, "seeds");
+  const std::string cache = CacheSummary(m);
+  if (!cache.empty()) s += " | " + cache;
+  const std::string bottleneck = DescribeBottleneck(m.stages);
+  if (!bottleneck.empty()) {
+    s += " | bottleneck " + bottleneck;
+  } else {
+    const std::string phases = PhaseShares(m);
+    if (!phases.empty()) s += " | " + phases;
+  }
+  return s + " | eval " + Fixed("%.2fs", m.eval_seconds);
+}
+
+void ProgressReporter::StartEpoch(int epoch, int64_t num_batches) {
+  epoch_ = epoch;
+  loss_sum_ = 0;
+  batches_ = 0;
+  ProgressOptions options;
+  options.unit = "batch";
+  bar_ = std::make_unique<Progress>("epoch " + std::to_string(epoch) + "/" + std::to_string(total_epochs_),
+                                    num_batches, options);
 }
 
 void ProgressReporter::OnStages(const std::vector<std::pair<std::string, StageSeconds>>& stages) {
   bottleneck_ = DescribeBottleneck(stages);
 }
 
-void ProgressReporter::OnBatch(int epoch, int64_t batch, int64_t num_batches, double loss) {
-  if (epoch != current_epoch_ || progress_ == nullptr) {
-    current_epoch_ = epoch;
-    ProgressOptions options;
-    options.unit = "batch";
-    progress_ = std::make_unique<Progress>(
-        "epoch " + std::to_string(epoch) + "/" + std::to_string(total_epochs_), num_batches, options);
-  }
-  char status[128];
-  std::snprintf(status, sizeof(status), "loss %.4f%s%s", loss, bottleneck_.empty() ? "" : " | bottleneck ",
-                bottleneck_.c_str());
-  progress_->SetStatus(status);
-  progress_->Advance(1);
+void ProgressReporter::OnBatch(int epoch, int64_t, int64_t num_batches, double loss) {
+  if (bar_ == nullptr || epoch != epoch_) StartEpoch(epoch, num_batches);
+  loss_sum_ += loss;
+  ++batches_;
+  bar_->SetStatus("loss " + Fixed("%.4f", loss_sum_ / static_cast<double>(batches_)) +
+                  (bottleneck_.empty() ? "" : " | bottleneck " + bottleneck_));
+  bar_->Advance();
 }
 
 void ProgressReporter::OnEpoch(const EpochMetrics& m) {
-  char summary[320];
-  const std::string bottleneck = DescribeBottleneck(m.stages);
-  std::snprintf(summary, sizeof(summary),
-                "loss %.4f  train %.4f  val %.4f  test %.4f  %.0f seeds/s  eval %.2fs%s%s", m.loss, m.train_acc,
-                m.val_acc, m.test_acc, m.seeds_per_second, m.eval_seconds,
-                bottleneck.empty() ? "" : "  bottleneck ", bottleneck.c_str());
-  if (progress_ == nullptr) {  // an epoch without batches
-    progress_ = std::make_unique<Progress>("epoch " + std::to_string(m.epoch) + "/" + std::to_string(total_epochs_), 0);
-  }
-  progress_->Finish(summary);
-  progress_.reset();
+  if (bar_ == nullptr || m.epoch != epoch_) StartEpoch(m.epoch, 0);  // an epoch without batches
+  bar_->Finish(EpochSummary(m));
+  bar_.reset();
   bottleneck_.clear();
 }
 

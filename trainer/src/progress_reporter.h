@@ -1,7 +1,9 @@
-// The terminal progress of training (core/progress.h): during an epoch a
-// status line "epoch k/E  b/B batches, rate, ETA | loss, bottleneck stage",
-// and after it one line with the epoch's loss and accuracies. Private to
-// the trainer.
+// The terminal progress of training (core/progress.h), the display of
+// `foresight train` and of any library caller that asks for progress and
+// gives no observers of its own: during an epoch a status line (batches
+// done, rate, ETA, running loss, the pipeline's bottleneck stage), ending
+// in a summary line with the epoch's loss, accuracies, rate, cache hits and
+// bytes read, and where the time went. Private to the trainer.
 #pragma once
 
 #include <cstdint>
@@ -25,14 +27,28 @@ class ProgressReporter {
   void OnEpoch(const EpochMetrics& m);
 
  private:
-  int total_epochs_;
-  int current_epoch_ = -1;
+  void StartEpoch(int epoch, int64_t num_batches);
+
+  const int total_epochs_;
+  int epoch_ = -1;
+  double loss_sum_ = 0;
+  int64_t batches_ = 0;
   std::string bottleneck_;  // "read 63%" or ""
-  std::unique_ptr<Progress> progress_;
+  std::unique_ptr<Progress> bar_;
 };
 
+// The stage with the most busy seconds ("" for none).
+std::string Bottleneck(const std::vector<std::pair<std::string, StageSeconds>>& stages);
+
 // "read 63%": the busiest stage and its share of all stages' busy time;
-// "" when there are none.
+// "" when there are none (or none was busy).
 std::string DescribeBottleneck(const std::vector<std::pair<std::string, StageSeconds>>& stages);
+
+// The epoch's summary line: "loss 0.1234 train 0.9000 val 0.8000 test
+// 0.8100 | 12.3k seeds/s", then "| cache 83% hits, 12.3 MiB read" when the
+// epoch read rows, then "| bottleneck read 63%" when there are stages, else
+// each phase's share of the training time ("| sample 12% gather 30% ..."),
+// then "| eval 1.23s".
+std::string EpochSummary(const EpochMetrics& m);
 
 }  // namespace foresight::trainer::internal
