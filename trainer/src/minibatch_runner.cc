@@ -77,8 +77,10 @@ class MiniBatchRunner : public EpochRunner {
     // More slots than rows would only cost planner memory.
     cache_bytes_ = std::min(cache_bytes_, d.num_nodes() * store_->row_bytes());
     // The automatic group was sized by the budget (an upper bound of the
-    // cache, which is only known now): size it by the cache itself.
-    if (o.order == "partition" && o.resident_partitions == 0 && o.cache_size < 0) {
+    // cache, which is only known now): size it by the cache itself, and
+    // rebuild the order only when that changes the group.
+    if (partition_order_ != nullptr && o.resident_partitions == 0 && o.cache_size < 0 &&
+        AutoGroupSize(d, partition_order_->offsets(), cache_bytes_) != partition_order_->group_size()) {
       FS_RETURN_IF_ERROR(MakeOrder(d, o, cache_bytes_));
     }
     if (partition_order_ != nullptr) {
