@@ -1,11 +1,18 @@
 // Per-phase floor ratios of mini-batch GraphSAGE training (the issue-2
 // speed run): replays training batches on a dataset by calling the kernels
 // the trainer calls (trainer/src/minibatch_runner.cc, the SAGEConv /
-// Linear / Dropout autograd ops and Adam), times each phase, counts the
-// bytes each phase must move, measures this machine's floor for that
-// access pattern at that working-set size (floors.h) in the same run, and
-// prints one JSON line: per phase seconds per batch, bytes per batch, floor
-// seconds and ratio = seconds / floor. GEMM is reported, not floored.
+// Linear / Dropout autograd ops and Adam), times each phase and counts the
+// bytes each phase must move. Two floors per phase, both measured in the
+// same run:
+//   - in-step (step_floors.h): kernel passes alternate with floor passes in
+//     which each phase first runs the plainest loop that moves its bytes in
+//     its access pattern, on its own buffers and mappings, at its place in
+//     the step; in_step_ratio = kernel seconds / that loop's seconds.
+//   - isolated (floors.h): the same pattern's rate on a fresh, warm,
+//     huge-page buffer at the phase's working-set size, alone;
+//     isolated_ratio = kernel seconds / (bytes / that rate).
+// Prints one JSON line: per phase seconds and bytes per batch, both floors
+// and both ratios. GEMM is reported, not floored.
 //
 //   build/bench/phase_bench --dataset /tmp/bench/rmat1m [--threads 2]
 //       [--batches 20] [--warmup 3] [--passes 3] [--batch-size 1024] [--fanouts 15,10]
@@ -38,6 +45,7 @@
 #include <vector>
 
 #include "floors.h"
+#include "step_floors.h"
 #include "foresight/autograd/optimizer.h"
 #include "foresight/autograd/tape.h"
 #include "foresight/core/caching_allocator.h"
@@ -177,7 +185,7 @@ struct Totals {
 // deg(v) > fanout, one random 4-byte read per drawn neighbour, else the
 // whole row: ceil(4 deg / 64) cache lines read at one random place, counted
 // as that many random reads.
-double SamplingReads(const sampler::SampledBatch& b, const kernels::Csr& graph, const std::vector<int64_t>& fanouts) {
+double CountSamplingReads(const sampler::SampledBatch& b, const kernels::Csr& graph, const std::vector<int64_t>& fanouts) {
   const int64_t* ip = graph.indptr.data<int64_t>();
   const int64_t* in = b.input_nodes.data<int64_t>();
   double reads = 0;
@@ -220,22 +228,45 @@ void AddAggBwd(Phase* p, const kernels::Csr& c, const kernels::Csr& ct, int64_t 
   (void)ct;
 }
 
-// One training batch, phase by phase, as the trainer runs it.
+// What a floor pass needs beside the step: the batch's recorded sampling
+// reads, an id map and scratch outputs, and the optimizer floor's state.
+struct FloorPass {
+  const SamplingReads* reads = nullptr;
+  const int32_t* id_map = nullptr;
+  int64_t* scratch = nullptr;     // >= positions + sampled of any batch
+  int64_t* scratch_b = nullptr;   // >= the edges of any block
+  OptimizerState* opt = nullptr;
+};
+
+// One training batch, phase by phase, as the trainer runs it. With `fl`
+// (a floor pass) each floored phase first runs its in-step floor loop
+// (step_floors.h), timed as the phase, then the kernel itself untimed, so
+// that the step's later phases see the same data and caches.
 void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, sampler::NeighborSampler& smp,
             const Tensor& seeds, int64_t epoch, int64_t batch, Model& model, autograd::Optimizer& opt,
-            Totals* tot) {
+            Totals* tot, const FloorPass* fl) {
   auto& P = tot->phases;
+  double untimed = 0;
+  // The accumulator a kernel's time goes to: its phase, or nowhere in a
+  // floor pass (where the floor loop was timed instead).
+  auto kernel_clock = [&](const char* phase) { return fl != nullptr ? &untimed : &P[phase].seconds; };
+  ThreadPool* pool = ctx.pool;
   const int64_t fin = ds.feature_dim(), hid = a.hidden, classes = ds.num_classes();
   const float p = a.dropout;
 
   sampler::SampledBatch b;
-  {
+  const kernels::Csr graph{ds.indptr(), ds.indices(), ds.num_nodes(), {}};
+  if (fl != nullptr) {
     Timer t(&P["sampling"].seconds);
+    SamplingFloor(pool, *fl->reads, graph, fl->id_map, fl->scratch);
+  }
+  {
+    Timer t(kernel_clock("sampling"));
     Ok(smp.Sample(ctx, seeds, epoch, batch, &b), "Sample");
   }
   {
     Phase& ph = P["sampling"];
-    ph.random_reads += SamplingReads(b, kernels::Csr{ds.indptr(), ds.indices(), ds.num_nodes(), {}}, a.fanouts);
+    ph.random_reads += CountSamplingReads(b, graph, a.fanouts);
     ph.table_bytes += static_cast<double>(ds.indices().nbytes());
     ph.samples += 1;
   }
@@ -249,8 +280,12 @@ void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, s
   // Gather: n_in feature rows of F*4 bytes read at random and written densely.
   Tensor x = F32(n_in, fin);
   Tensor labels = Tensor::Empty({n2}, DType::kI64);
-  {
+  if (fl != nullptr) {
     Timer t(&P["gather"].seconds);
+    GatherFloor(pool, ds.features(), b.input_nodes, &x);
+  }
+  {
+    Timer t(kernel_clock("gather"));
     Ok(kernels::GatherRows(ctx, ds.features(), b.input_nodes, &x), "GatherRows");
     const int64_t* pl = ds.labels().dtype() == DType::kI64 ? ds.labels().data<int64_t>() : nullptr;
     const int32_t* pl32 = pl == nullptr ? ds.labels().data<int32_t>() : nullptr;
@@ -272,7 +307,11 @@ void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, s
   auto dropout_fwd = [&](int layer, const Tensor& in, Tensor* out, Tensor* mask) {
     *out = F32(in.size(0), in.size(1));
     *mask = Tensor::Empty({in.numel()}, DType::kU8);
-    Timer t(&P["dropout"].seconds);
+    if (fl != nullptr) {
+      Timer t(&P["dropout"].seconds);
+      DropoutForwardFloor(pool, in, out, mask);
+    }
+    Timer t(kernel_clock("dropout"));
     Ok(kernels::Dropout(ctx.WithRng(step.Fold(static_cast<uint64_t>(layer))), p, in, out, mask), "Dropout");
   };
   Phase& dph = P["dropout"];
@@ -284,8 +323,12 @@ void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, s
   dph.stream_bytes += 9.0 * x.numel();
   dph.samples += 1;
   Tensor agg0 = F32(n1, fin);
-  {
+  if (fl != nullptr) {
     Timer t(&P["aggregation"].seconds);
+    RowSumFloor(pool, b0, x0, &agg0);
+  }
+  {
+    Timer t(kernel_clock("aggregation"));
     Ok(kernels::Spmm(ctx, b0, kernels::Reduce::kMean, x0, &agg0, nullptr), "Spmm 0");
   }
   AddAggFwd(&P["aggregation"], b0, fin);
@@ -308,8 +351,12 @@ void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, s
   dropout_fwd(1, r1, &x1, &m1);
   dph.stream_rw_bytes += 9.0 * r1.numel();
   Tensor agg1 = F32(n2, hid);
-  {
+  if (fl != nullptr) {
     Timer t(&P["aggregation"].seconds);
+    RowSumFloor(pool, b1, x1, &agg1);
+  }
+  {
+    Timer t(kernel_clock("aggregation"));
     Ok(kernels::Spmm(ctx, b1, kernels::Reduce::kMean, x1, &agg1, nullptr), "Spmm 1");
   }
   AddAggFwd(&P["aggregation"], b1, hid);
@@ -351,8 +398,16 @@ void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, s
   }
   kernels::Csr b1t;
   Tensor perm1;
-  {
+  if (fl != nullptr) {
+    // The floor sums over the transposed block, so the transpose is made
+    // first (untimed; the kernel pass times it as part of the phase).
+    Ok(kernels::TransposeCsr(ctx, b1, &b1t, &perm1), "TransposeCsr");
     Timer t(&P["aggregation"].seconds);
+    TransposeFloor(pool, b1, fl->scratch, fl->scratch_b);
+    RowSumFloor(pool, b1t, gagg1, &gx1);
+  }
+  {
+    Timer t(kernel_clock("aggregation"));
     Ok(kernels::TransposeCsr(ctx, b1, &b1t, &perm1), "TransposeCsr");
     Ok(kernels::SpmmBackward(ctx, b1, b1t, perm1, kernels::Reduce::kMean, gagg1, Tensor(), &gx1), "SpmmBackward");
   }
@@ -365,8 +420,12 @@ void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, s
     Ok(kernels::Add(ctx, head, gx1_self, &head), "Add grads");
   }
   Tensor gr1 = F32(n1, hid);
-  {
+  if (fl != nullptr) {
     Timer t(&P["dropout"].seconds);
+    DropoutBackwardFloor(pool, m1, gx1, &gr1);
+  }
+  {
+    Timer t(kernel_clock("dropout"));
     Ok(kernels::DropoutBackward(ctx, p, m1, gx1, &gr1), "DropoutBackward");
   }
   dph.stream_rw_bytes += 9.0 * gx1.numel();
@@ -393,8 +452,17 @@ void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, s
     model.p(i)->mutable_grad() = grads[i];
     numel += static_cast<double>(grads[i].numel());
   }
-  {
+  if (fl != nullptr) {
+    std::vector<Tensor> weights, gs;
+    for (int i = 0; i < 6; ++i) {
+      weights.push_back(model.p(i)->value());
+      gs.push_back(grads[i]);
+    }
     Timer t(&P["optimizer"].seconds);
+    OptimizerFloor(pool, weights, gs, fl->opt);
+  }
+  {
+    Timer t(kernel_clock("optimizer"));
     Ok(opt.Step(ctx), "Adam");
     opt.ZeroGrad();
   }
@@ -514,22 +582,52 @@ int Main(int argc, char** argv) {
   Ok(opt.status(), "Optimizer::Create");
 
   const int64_t total = std::min<int64_t>(order.num_batches(), a.warmup + a.batches);
-  Totals warm, tot;
+  // Prologue for the in-step floors: each batch's sampling reads, recorded
+  // by a second sampler (the batches are pure functions of their index).
+  std::vector<SamplingReads> reads;
+  size_t scratch = 1, scratch_b = 1;
+  {
+    sampler::NeighborSampler rec(graph, a.fanouts, a.seed);
+    for (int64_t b = 0; b < total; ++b) {
+      sampler::SampledBatch sb;
+      Ok(rec.Sample(ctx, order.Batch(0, b), 0, b, &sb), "Sample (prologue)");
+      reads.push_back(RecordSamplingReads(sb, graph, a.fanouts));
+      scratch = std::max({scratch, reads.back().positions.size() + reads.back().sampled.size(),
+                          static_cast<size_t>(sb.sampled_edges)});
+      for (const kernels::Csr& blk : sb.blocks) scratch_b = std::max(scratch_b, static_cast<size_t>(blk.num_edges()));
+    }
+  }
+  Tensor id_map = Tensor::Empty({ds.num_nodes()}, DType::kI32);
+  std::memset(id_map.raw_data(), 0xff, id_map.nbytes());
+  std::vector<int64_t> scratch_a(scratch), scratch_bb(scratch_b);
+  OptimizerState opt_floor;
+
+  Totals warm, tot, floor_tot;
   struct rusage ru0;
   ::getrusage(RUSAGE_SELF, &ru0);
   // Each pass replays the same batches (sampling is a pure function of the
-  // batch, so every pass moves the same bytes); per phase the fastest pass
-  // counts, as the floors keep their fastest run: on a shared machine the
-  // least disturbed run is the one that measures the code.
-  for (int pass = 0; pass < a.passes; ++pass) {
+  // batch, so every pass moves the same bytes); kernel passes and floor
+  // passes alternate, and per phase the fastest pass of each kind counts,
+  // as the floors keep their fastest run: on a shared machine the least
+  // disturbed run is the one that measures the code.
+  for (int pass = 0; pass < 2 * a.passes; ++pass) {
+    const bool floor_pass = pass % 2 == 1;
     Totals this_pass;
     for (int64_t b = 0; b < total; ++b) {
-      Replay(ctx, a, ds, smp, order.Batch(0, b), 0, b, model, **opt, b < a.warmup ? &warm : &this_pass);
+      FloorPass fp;
+      fp.reads = &reads[static_cast<size_t>(b)];
+      fp.id_map = id_map.data<int32_t>();
+      fp.scratch = scratch_a.data();
+      fp.scratch_b = scratch_bb.data();
+      fp.opt = &opt_floor;
+      Replay(ctx, a, ds, smp, order.Batch(0, b), 0, b, model, **opt, b < a.warmup ? &warm : &this_pass,
+             floor_pass ? &fp : nullptr);
     }
-    if (pass == 0) {
-      tot = this_pass;
+    Totals& keep = floor_pass ? floor_tot : tot;
+    if (pass < 2) {
+      keep = this_pass;
     } else {
-      for (auto& [name, ph] : tot.phases) ph.seconds = std::min(ph.seconds, this_pass.phases[name].seconds);
+      for (auto& [name, ph] : keep.phases) ph.seconds = std::min(ph.seconds, this_pass.phases[name].seconds);
     }
   }
   if (tot.batches == 0) Die("no timed batches (fewer training batches than --warmup?)");
@@ -537,7 +635,7 @@ int Main(int argc, char** argv) {
   ::getrusage(RUSAGE_SELF, &ru1);
   // Page faults per replayed batch (warm-up included): what a fresh output
   // buffer per step costs when the host allocator does not reuse blocks.
-  const double faults_per_batch = static_cast<double>(ru1.ru_minflt - ru0.ru_minflt) / static_cast<double>(a.passes * total);
+  const double faults_per_batch = static_cast<double>(ru1.ru_minflt - ru0.ru_minflt) / static_cast<double>(2 * a.passes * total);
   const double nb = tot.batches;
 
   // Floors at each phase's own working set (averaged over the batches).
@@ -589,8 +687,12 @@ int Main(int argc, char** argv) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     batch_seconds += r.seconds;
-    std::snprintf(buf, sizeof(buf), "%s\"%s\":{\"seconds\":%.6f,\"bytes\":%.0f,\"floor_seconds\":%.6f,\"ratio\":%.2f}",
-                  i ? "," : "", r.name, r.seconds / nb, r.bytes / nb, r.floor / nb, r.seconds / r.floor);
+    const double in_step = floor_tot.phases[r.name].seconds;
+    std::snprintf(buf, sizeof(buf),
+                  "%s\"%s\":{\"seconds\":%.6f,\"bytes\":%.0f,\"in_step_floor_seconds\":%.6f,\"in_step_ratio\":%.2f,"
+                  "\"isolated_floor_seconds\":%.6f,\"isolated_ratio\":%.2f}",
+                  i ? "," : "", r.name, r.seconds / nb, r.bytes / nb, in_step / nb, r.seconds / in_step, r.floor / nb,
+                  r.seconds / r.floor);
     json += buf;
   }
   for (const char* name : {"gemm", "other"}) {
