@@ -10,7 +10,8 @@ namespace cpu {
 // kernels/src/cpu/sample_neighbors.cc; arguments already checked (the mask,
 // when not null, is u8 [graph.num_src] and contiguous).
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask);
+                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask,
+                       const SampleSink* sink);
 }  // namespace cpu
 
 namespace {
@@ -32,7 +33,8 @@ Status CheckSourceMask(const Csr& graph, const Tensor& mask) {
 }  // namespace
 
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask) {
+                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask,
+                       const SampleSink* sink) {
   if (out_indptr == nullptr || out_neighbors == nullptr) {
     return InvalidArgument("SampleNeighbors: output pointer is null");
   }
@@ -42,7 +44,7 @@ Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& s
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(graph.device(), {&seeds, source_mask}, "SampleNeighbors"));
   switch (graph.device().type) {
     case DeviceType::kCPU:
-      return cpu::SampleNeighbors(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors, source_mask);
+      return cpu::SampleNeighbors(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors, source_mask, sink);
     default:
       return internal::NoImplementation("SampleNeighbors", graph.device());
   }

@@ -130,8 +130,17 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
   return Status::OK();
 }
 
-void LocalIdMap::Reset() {
-  for (int64_t v : nodes_) slot_[v] = -1;
+void LocalIdMap::Reset(ThreadPool* pool) {
+  int32_t* slot = slot_;
+  const int64_t* nodes = nodes_.data();
+  auto clear = [slot, nodes](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) slot[nodes[i]] = -1;
+  };
+  if (pool != nullptr) {
+    pool->ParallelFor(size(), 1 << 13, clear);
+  } else {
+    clear(0, size());
+  }
   nodes_.clear();
 }
 

@@ -11,6 +11,7 @@
 
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
+#include "foresight/core/thread_pool.h"
 
 namespace foresight::sampler::internal {
 
@@ -32,8 +33,14 @@ class LocalIdMap {
   // the graph's indices; the batch is then unusable (callers Reset).
   Status Relabel(int64_t* ids, int64_t n);
 
+  // Makes room for `n` node-list entries, so that appending up to n keeps
+  // nodes().data() where it is (Relabel needs one entry past the last id).
+  void Reserve(int64_t n) { nodes_.reserve(static_cast<size_t>(n)); }
+
   // Clears the touched slots; the array stays allocated for the next batch.
-  void Reset();
+  // With a pool the slots are cleared in parallel (they are as many random
+  // writes as the batch has nodes).
+  void Reset(ThreadPool* pool = nullptr);
 
   int64_t size() const { return static_cast<int64_t>(nodes_.size()); }
   // Global id of every local id, in order.

@@ -72,14 +72,30 @@ Status NeighborSampler::CheckSeedsResident(const Tensor& source_mask) const {
 Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
                                   kernels::Csr* block) {
   const int64_t num_dst = map_->size();
-  // The frontier is a view of the map's node list; the map does not change
-  // until SampleNeighbors has returned.
-  const Tensor frontier = Tensor::FromBlob(const_cast<int64_t*>(map_->nodes().data()), {num_dst}, DType::kI64);
   Tensor indptr, neighbors;
-  FS_RETURN_IF_ERROR(
-      kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors, source_mask));
-  // Relabel in place: the sampled global ids become the block's local ids.
-  FS_RETURN_IF_ERROR(map_->Relabel(neighbors.data<int64_t>(), neighbors.numel()));
+  if (fanout >= 0) {
+    // Relabel in place while sampling: the sink gets the sampled global ids
+    // chunk by chunk in order and turns them into the block's local ids, on
+    // whichever thread is free. The frontier is a view of the map's node
+    // list, which the relabelling appends to; reserving the most the hop
+    // can add keeps the view's storage where it is.
+    map_->Reserve(std::min(num_dst + num_dst * fanout, graph_.num_dst()) + 1);
+    const Tensor frontier = Tensor::FromBlob(const_cast<int64_t*>(map_->nodes().data()), {num_dst}, DType::kI64);
+    internal::LocalIdMap* map = map_.get();
+    const kernels::SampleSink relabel = [map](int64_t* ids, int64_t begin, int64_t end) {
+      return map->Relabel(ids + begin, end - begin);
+    };
+    FS_RETURN_IF_ERROR(kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors,
+                                                source_mask, &relabel));
+  } else {
+    // All neighbours: the hop's size is known only from the rows, so the
+    // relabelling follows the sampling (the map does not change until
+    // SampleNeighbors has returned).
+    const Tensor frontier = Tensor::FromBlob(const_cast<int64_t*>(map_->nodes().data()), {num_dst}, DType::kI64);
+    FS_RETURN_IF_ERROR(
+        kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors, source_mask));
+    FS_RETURN_IF_ERROR(map_->Relabel(neighbors.data<int64_t>(), neighbors.numel()));
+  }
   block->indptr = std::move(indptr);
   block->indices = std::move(neighbors);
   block->num_src = map_->size();
@@ -116,6 +132,7 @@ Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int6
   out->input_nodes = map_->NodesTensor();
   out->blocks = std::move(blocks);
   out->sampled_edges = edges;
+  map_->Reset(ctx.pool);  // in parallel; the scoped reset covers the error paths
   return Status::OK();
 }
 

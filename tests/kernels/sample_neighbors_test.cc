@@ -5,6 +5,7 @@
 // giving the unmasked bits, thread counts, uniformity over the allowed
 // neighbours, and the mask's errors.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <random>
@@ -434,6 +435,66 @@ TEST_P(SampleNeighborsTest, MaskErrors) {
                         "graph.indices[2] = 7 (row 1) is out of range [0, 2)");
   EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({11}), 2, RngKey{}, &ptr, &nb, &g.csr.indptr),
                         "source_mask");
+}
+
+// The sink sees consecutive ranges in order, each entry once, never two
+// calls at once, and only final entries: what it records (and rewrites)
+// must equal the op's output, with any thread count, masked or not.
+TEST_P(SampleNeighborsTest, SinkSeesEveryEntryInOrderOnce) {
+  const TestGraph g = RandomGraph(5000, 30, 19, GetParam());
+  std::vector<int64_t> seeds(3000);
+  std::mt19937_64 rng(8);
+  for (auto& s : seeds) s = static_cast<int64_t>(rng() % 5000);
+  const Tensor all_ones = U8(std::vector<uint8_t>(5000, 1));
+  const RngKey key = RngKey::FromSeed(4).Fold(2);
+  for (int threads : {1, 2, 3}) {
+    for (const Tensor* mask : {static_cast<const Tensor*>(nullptr), &all_ones}) {
+      ThreadPool pool(threads);
+      std::atomic<int> inside{0};
+      std::atomic<bool> overlapped{false};
+      int64_t next = 0, calls = 0;
+      std::vector<int64_t> seen;
+      const SampleSink sink = [&](int64_t* nb, int64_t begin, int64_t end) {
+        if (inside.fetch_add(1) != 0) overlapped = true;
+        EXPECT_EQ(begin, next) << "ranges must be consecutive";
+        EXPECT_LT(begin, end);
+        next = end;
+        ++calls;
+        for (int64_t e = begin; e < end; ++e) {
+          seen.push_back(nb[e]);
+          nb[e] = -nb[e] - 1;  // the sink may rewrite its range
+        }
+        inside.fetch_sub(1);
+        return Status::OK();
+      };
+      Tensor ptr, nb, want_ptr, want_nb;
+      ASSERT_OK(SampleNeighbors(CpuContext(0, &pool), g.csr, I64(seeds), 5, key, &ptr, &nb, mask, &sink));
+      ASSERT_OK(SampleNeighbors(CpuContext(0, &pool), g.csr, I64(seeds), 5, key, &want_ptr, &want_nb, mask));
+      EXPECT_FALSE(overlapped) << threads << " threads";
+      EXPECT_GT(calls, 1) << "one call per chunk of seeds";
+      EXPECT_EQ(Vec(ptr), Vec(want_ptr));
+      EXPECT_EQ(seen, Vec(want_nb)) << threads << " threads";
+      std::vector<int64_t> rewritten = Vec(want_nb);
+      for (int64_t& v : rewritten) v = -v - 1;
+      EXPECT_EQ(Vec(nb), rewritten);
+    }
+  }
+}
+
+TEST_P(SampleNeighborsTest, SinkErrorStopsTheCallsAndIsReturned) {
+  const TestGraph g = RandomGraph(5000, 30, 23, GetParam());
+  std::vector<int64_t> seeds(3000);
+  for (int64_t i = 0; i < 3000; ++i) seeds[static_cast<size_t>(i)] = i;
+  ThreadPool pool(2);
+  int calls = 0;
+  const SampleSink sink = [&](int64_t*, int64_t, int64_t) {
+    return ++calls == 2 ? DataLoss("sink refused its second range") : Status::OK();
+  };
+  Tensor ptr, nb;
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(CpuContext(0, &pool), g.csr, I64(seeds), 5, RngKey::FromSeed(1), &ptr,
+                                        &nb, nullptr, &sink),
+                        "sink refused its second range");
+  EXPECT_EQ(calls, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(IndexTypes, SampleNeighborsTest, ::testing::Values(DType::kI32, DType::kI64),

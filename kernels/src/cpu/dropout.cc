@@ -9,6 +9,7 @@
 #endif
 
 #include "cpu_ops.h"
+#include "philox_avx512.h"
 #include "philox_simd.h"
 
 namespace foresight::kernels::cpu {
@@ -62,22 +63,15 @@ inline void Dropout32(const RngKey& rng, int64_t g, int32_t threshold, float sca
 }
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define FS_HAVE_AVX512_DROPOUT 1
-#define FS_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-// GCC 12's AVX-512 intrinsics seed their unused merge operand with an
-// "undefined" value that -Wuninitialized reports when they are compiled
-// under a target attribute; the operand is never read.
+#if defined(FS_HAVE_AVX512_PHILOX)
+// See philox_avx512.h for these diagnostics.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // Dropout of the 128 elements starting at g (a multiple of 4) with
-// AVX-512: the 32 Philox counters g / 4 + j are kept one per 64-bit lane
-// (low half = the word, high half ignored: vpmuludq reads only the low
-// halves), so a round's 32 x 32 -> 64-bit product needs no shuffles and
-// its two xors are one vpternlogd. About 2.5x fewer instructions per
-// element than the eight-lane AVX2 round, which made the forward pass
+// AVX-512 (philox_avx512.h): the 32 Philox counters g / 4 + j, one per
+// 64-bit lane. The eight-lane AVX2 round left the forward pass
 // compute-bound. The same words, so the same bits, as RngKey::Bits.
 FS_AVX512 void Dropout128Avx512(uint64_t key, int64_t g, int32_t threshold, float scale, const float* px,
                                 float* po, uint8_t* pm) {
@@ -92,23 +86,7 @@ FS_AVX512 void Dropout128Avx512(uint64_t key, int64_t g, int32_t threshold, floa
     c2[s] = _mm512_setzero_si512();       // draw 0
     c3[s] = _mm512_setzero_si512();
   }
-  const __m512i m0 = _mm512_set1_epi64(0xD2511F53ll), m1 = _mm512_set1_epi64(0xCD9E8D57ll);
-  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
-  for (int r = 0; r < 10; ++r) {
-    const __m512i vk0 = _mm512_set1_epi32(static_cast<int>(k0)), vk1 = _mm512_set1_epi32(static_cast<int>(k1));
-    for (int s = 0; s < kSets; ++s) {
-      const __m512i p0 = _mm512_mul_epu32(c0[s], m0);  // lo(p0) in the low half, hi(p0) in the high half
-      const __m512i p1 = _mm512_mul_epu32(c2[s], m1);
-      const __m512i n0 = _mm512_ternarylogic_epi32(_mm512_srli_epi64(p1, 32), c1[s], vk0, 0x96);  // xor3
-      const __m512i n2 = _mm512_ternarylogic_epi32(_mm512_srli_epi64(p0, 32), c3[s], vk1, 0x96);
-      c1[s] = p1;
-      c3[s] = p0;
-      c0[s] = n0;
-      c2[s] = n2;
-    }
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
+  PhiloxRounds8x64<kSets>(key, c0, c1, c2, c3);
   const __m512i below = _mm512_set1_epi32(threshold - 1);
   const __m512 vscale = _mm512_set1_ps(scale);
   const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
@@ -132,12 +110,6 @@ FS_AVX512 void Dropout128Avx512(uint64_t key, int64_t g, int32_t threshold, floa
 }
 
 #pragma GCC diagnostic pop
-
-bool HaveAvx512() {
-  static const bool have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return have;
-}
 #endif
 
 }  // namespace
@@ -148,7 +120,7 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
   uint8_t* pm = mask != nullptr ? mask->data<uint8_t>() : nullptr;
   const float scale = 1.0f / (1.0f - p);
   const RngKey rng = ctx.rng;
-#if defined(FS_HAVE_AVX512_DROPOUT)
+#if defined(FS_HAVE_AVX512_PHILOX)
   const bool use_avx512 = HaveAvx512();
 #endif
   ctx.pool->ParallelFor(x.numel(), kElementGrain, [&](int64_t s, int64_t e) {
@@ -158,7 +130,7 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
     // ceil(p * 2^24): p * 2^24 is exact in float for p in [0, 1).
     const int32_t threshold = static_cast<int32_t>(std::ceil(p * 16777216.0f));
     (void)threshold;
-#if defined(FS_HAVE_AVX512_DROPOUT)
+#if defined(FS_HAVE_AVX512_PHILOX)
     if (use_avx512) {
       for (; g + 128 <= e; g += 128) Dropout128Avx512(rng.key, g, threshold, scale, px, po, pm);
     }

@@ -19,6 +19,12 @@
 // the speed of those misses (a graph backed by huge pages halves them on
 // machines where TLB misses dominate).
 //
+// With a sink (ops.h) the fill pass hands each finished chunk's neighbours
+// to it in chunk order while later chunks are still being drawn
+// (ordered_chunks.h): the sampler's sequential relabelling then runs on
+// whichever thread is free instead of after the whole pass, with the other
+// threads still sampling.
+//
 // With a source mask the count pass also counts each row's allowed
 // neighbours c (one mask byte per edge; the mask of a graph that fits in
 // memory is small enough to stay in cache), and the fill pass runs Floyd
@@ -33,6 +39,8 @@
 #include <vector>
 
 #include "foresight/kernels/ops.h"
+#include "ordered_chunks.h"
+#include "philox_avx512.h"
 #include "philox_simd.h"
 
 namespace foresight::kernels::cpu {
@@ -87,14 +95,25 @@ inline int64_t SampleCount(int64_t fanout, int64_t degree) {
 // position of draw j to dst[j]. The draws' random words do not depend on
 // the taken set (draw j always picks from [0, n - k + j]), so they are
 // computed first, eight per vector Philox call.
-inline void FloydPositions(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst) {
+// The Philox words of a seed's draws: AVX-512 where the CPU has it (same
+// words, fewer instructions), else AVX2 / scalar.
+using DrawWords = void (*)(RngKey, uint64_t, uint64_t, int64_t, uint32_t*, uint32_t*);
+DrawWords ChooseDrawWords() {
+#if defined(FS_HAVE_AVX512_PHILOX)
+  if (HaveAvx512()) return PhiloxDrawsXYAvx512;
+#endif
+  return PhiloxDrawsXY;
+}
+
+inline void FloydPositions(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst,
+                           DrawWords draw_words) {
   taken->Reset(k);
   const int64_t base = n - k;
   constexpr int64_t kBlock = 64;  // draws per batch of words (a multiple of kPhiloxLanes)
   alignas(32) uint32_t wx[kBlock], wy[kBlock];
   for (int64_t j0 = 0; j0 < k; j0 += kBlock) {
     const int64_t cnt = k - j0 < kBlock ? k - j0 : kBlock;
-    PhiloxDrawsXY(key, s, static_cast<uint64_t>(j0), cnt, wx, wy);
+    draw_words(key, s, static_cast<uint64_t>(j0), cnt, wx, wy);
     for (int64_t q = 0; q < cnt; ++q) {
       const int64_t j = j0 + q;
       const int64_t m = base + j;  // draw from [0, m]
@@ -111,14 +130,16 @@ inline void FloydPositions(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSe
 // Floyd's draw of k distinct positions of [0, n) for node s, writing get(t)
 // for each drawn position t into dst (draw j -> dst[j]).
 template <typename Get>
-inline void FloydDraw(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst, Get get) {
-  FloydPositions(key, s, k, n, taken, dst);
+inline void FloydDraw(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst,
+                      DrawWords draw_words, Get get) {
+  FloydPositions(key, s, k, n, taken, dst, draw_words);
   for (int64_t j = 0; j < k; ++j) dst[j] = get(dst[j]);
 }
 
 template <typename IdxT, typename SeedT, bool kMasked>
 Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                  RngKey key, const uint8_t* mask, Tensor* out_indptr, Tensor* out_neighbors) {
+                  RngKey key, const uint8_t* mask, const SampleSink* sink, Tensor* out_indptr,
+                  Tensor* out_neighbors) {
   const int64_t num_nodes = graph.num_dst();
   const uint64_t num_src = static_cast<uint64_t>(graph.num_src);
   const int64_t num_seeds = seeds.size(0);
@@ -232,8 +253,15 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
     total += chunk_total[c];
   }
 
+  const DrawWords draw_words = ChooseDrawWords();
   Tensor nbrs = Tensor::Empty({total}, DType::kI64);
   int64_t* out = nbrs.data<int64_t>();
+  // The sink sees each chunk's neighbours, in chunk order, as soon as the
+  // chunks before it are done too (ordered_chunks.h).
+  OrderedChunks<std::function<Status(int64_t)>> ordered(sink != nullptr ? chunks : 0, [&](int64_t c) {
+    const int64_t b = chunk_offset[c], e = b + chunk_total[c];
+    return e > b ? (*sink)(out, b, e) : Status::OK();
+  });
 
   // Pass 2: turn this chunk's counts into offsets and fill. Chunk c writes
   // op[b+1 .. e] only, so chunks never touch each other's entries.
@@ -260,7 +288,7 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
         for (int l = 0; line < end && l < 8; line += 64, ++l) __builtin_prefetch(line);
       } else {
         int64_t* dst = out + ahead_pos;
-        FloydPositions(key, static_cast<uint64_t>(seed_ids[i]), k, d, &taken, dst);
+        FloydPositions(key, static_cast<uint64_t>(seed_ids[i]), k, d, &taken, dst, draw_words);
         for (int64_t j = 0; j < k; ++j) __builtin_prefetch(nb + dst[j]);
       }
       ahead_pos += k;
@@ -296,13 +324,16 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
             cand[w] = u;
             w += mask[static_cast<uint64_t>(u)] != 0;
           }
-          FloydDraw(key, s, k, a, &taken, dst, [cand](int64_t t) { return static_cast<int64_t>(cand[t]); });
+          FloydDraw(key, s, k, a, &taken, dst, draw_words,
+                    [cand](int64_t t) { return static_cast<int64_t>(cand[t]); });
         }
       }
       pos += k;
       op[i + 1] = pos;
     }
+    if (sink != nullptr) ordered.Done(c);
   });
+  if (sink != nullptr) FS_RETURN_IF_ERROR(ordered.Finish());
 
   *out_indptr = std::move(optr);
   *out_neighbors = std::move(nbrs);
@@ -311,31 +342,37 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
 
 template <typename IdxT, typename SeedT>
 Status DispatchMask(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                    RngKey key, const Tensor* source_mask, Tensor* out_indptr, Tensor* out_neighbors) {
+                    RngKey key, const Tensor* source_mask, const SampleSink* sink, Tensor* out_indptr,
+                    Tensor* out_neighbors) {
   if (source_mask != nullptr) {
-    return SampleImpl<IdxT, SeedT, true>(ctx, graph, seeds, fanout, key, source_mask->data<uint8_t>(),
+    return SampleImpl<IdxT, SeedT, true>(ctx, graph, seeds, fanout, key, source_mask->data<uint8_t>(), sink,
                                          out_indptr, out_neighbors);
   }
-  return SampleImpl<IdxT, SeedT, false>(ctx, graph, seeds, fanout, key, nullptr, out_indptr, out_neighbors);
+  return SampleImpl<IdxT, SeedT, false>(ctx, graph, seeds, fanout, key, nullptr, sink, out_indptr,
+                                        out_neighbors);
 }
 
 template <typename IdxT>
 Status DispatchSeeds(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                     RngKey key, const Tensor* source_mask, Tensor* out_indptr, Tensor* out_neighbors) {
+                     RngKey key, const Tensor* source_mask, const SampleSink* sink, Tensor* out_indptr,
+                     Tensor* out_neighbors) {
   if (seeds.dtype() == DType::kI32) {
-    return DispatchMask<IdxT, int32_t>(ctx, graph, seeds, fanout, key, source_mask, out_indptr, out_neighbors);
+    return DispatchMask<IdxT, int32_t>(ctx, graph, seeds, fanout, key, source_mask, sink, out_indptr,
+                                       out_neighbors);
   }
-  return DispatchMask<IdxT, int64_t>(ctx, graph, seeds, fanout, key, source_mask, out_indptr, out_neighbors);
+  return DispatchMask<IdxT, int64_t>(ctx, graph, seeds, fanout, key, source_mask, sink, out_indptr,
+                                     out_neighbors);
 }
 
 }  // namespace
 
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask) {
+                       RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask,
+                       const SampleSink* sink) {
   if (graph.indices.dtype() == DType::kI32) {
-    return DispatchSeeds<int32_t>(ctx, graph, seeds, fanout, key, source_mask, out_indptr, out_neighbors);
+    return DispatchSeeds<int32_t>(ctx, graph, seeds, fanout, key, source_mask, sink, out_indptr, out_neighbors);
   }
-  return DispatchSeeds<int64_t>(ctx, graph, seeds, fanout, key, source_mask, out_indptr, out_neighbors);
+  return DispatchSeeds<int64_t>(ctx, graph, seeds, fanout, key, source_mask, sink, out_indptr, out_neighbors);
 }
 
 }  // namespace foresight::kernels::cpu

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "foresight/core/context.h"
 #include "foresight/core/tensor.h"
@@ -155,8 +156,19 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
 // With a mask, an index outside [0, num_src) is an error naming its row.
 // Cost: counting the allowed neighbours reads each seed's whole row, so a
 // masked seed costs O(degree) where an unmasked one costs O(fanout).
+//
+// `sink` (optional) receives the sampled neighbours while the op is still
+// running: it is called with `neighbors` (out_neighbors' data) and
+// consecutive ranges [begin, end) of its entries, in increasing order, each
+// entry once and only once it is final, never concurrently, on whichever
+// pool thread finished the entries last. A caller whose own pass over the
+// output must go in order (the sampler's relabelling) then overlaps it with
+// the rest of the sampling instead of following it. The sink may rewrite
+// the entries of its range. Its first error stops the calls and is the
+// op's result. On return every entry has been passed to the sink.
+using SampleSink = std::function<Status(int64_t* neighbors, int64_t begin, int64_t end)>;
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
                        RngKey key, Tensor* out_indptr, Tensor* out_neighbors,
-                       const Tensor* source_mask = nullptr);
+                       const Tensor* source_mask = nullptr, const SampleSink* sink = nullptr);
 
 }  // namespace foresight::kernels
