@@ -12,6 +12,8 @@ volatile uint64_t g_sink;  // keeps the floor loops observable
 // to saturate a core's fill buffers).
 constexpr int64_t kAhead = 16;
 constexpr int64_t kGrain = 4096;
+// Rows ahead the gather floor prefetches (each row is several lines).
+constexpr int64_t kRowsAhead = 12;
 // Elements per optimizer chunk, as Adam::Step cuts them.
 constexpr int64_t kOptimizerGrain = 1 << 15;
 
@@ -101,8 +103,8 @@ void GatherFloor(ThreadPool* pool, const Tensor& table, const Tensor& ids, Tenso
   const int64_t n = ids.numel();
   pool->ParallelFor(n, 256, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) {
-      if (i + 4 < e) {
-        const char* ahead = src + id[i + 4] * static_cast<int64_t>(rb);
+      if (i + kRowsAhead < e) {
+        const char* ahead = src + id[i + kRowsAhead] * static_cast<int64_t>(rb);
         for (size_t l = 0; l < rb; l += 64) __builtin_prefetch(ahead + l);
       }
       std::memcpy(dst + i * static_cast<int64_t>(rb), src + id[i] * static_cast<int64_t>(rb), rb);
