@@ -3,7 +3,7 @@
 // full graph): mean test accuracy over seeds 1..5 at least 0.805.
 #include <gtest/gtest.h>
 
-#include "cora_accuracy.h"
+#include "citation_accuracy.h"
 #include "testing/testing.h"
 
 namespace foresight::trainer {
@@ -11,7 +11,7 @@ namespace {
 
 TEST(CoraAccuracy, GcnReachesThePaperAccuracy) {
   foresight::testing::TempDir dir;
-  ASSERT_OK(foresight::testing::PrepareCora(dir.File("cora")));
+  ASSERT_OK(foresight::testing::PrepareCitation("cora", dir.File("cora")));
   TrainOptions o;
   o.dataset = dir.File("cora");
   o.model = "gcn";

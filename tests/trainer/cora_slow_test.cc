@@ -2,7 +2,7 @@
 // accuracy over seeds 1..5). Labelled slow: minutes on two cores.
 #include <gtest/gtest.h>
 
-#include "cora_accuracy.h"
+#include "citation_accuracy.h"
 #include "testing/testing.h"
 
 namespace foresight::trainer {
@@ -12,7 +12,7 @@ class CoraSlowTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new foresight::testing::TempDir();
-    const Status s = foresight::testing::PrepareCora(dir_->File("cora"));
+    const Status s = foresight::testing::PrepareCitation("cora", dir_->File("cora"));
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   static void TearDownTestSuite() {

@@ -1,4 +1,4 @@
-#include "cora_accuracy.h"
+#include "citation_accuracy.h"
 
 #include <cstdio>
 
@@ -8,14 +8,14 @@
 
 namespace foresight::testing {
 
-Status PrepareCora(const std::string& dir) {
+Status PrepareCitation(const std::string& name, const std::string& dir) {
   datasets::PreprocessOptions o;
   o.format = datasets::InputFormat::kLinqs;
-  o.input = SourceDir() + "/datasets/cora";
+  o.input = SourceDir() + "/datasets/" + name;
   o.output = dir;
   o.undirected = true;
   o.normalize_features = datasets::FeatureNorm::kRow;
-  o.split_file = o.input + "/cora.planetoid_split.tsv";
+  o.split_file = o.input + "/" + name + ".planetoid_split.tsv";
   return datasets::Preprocess(o, CpuContext());
 }
 
