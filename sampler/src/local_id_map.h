@@ -1,8 +1,14 @@
 // LocalIdMap: the global -> local id relabelling of one sampled batch. Local
 // ids are handed out in first-appearance order (the destinations first, in
-// order), sequentially, so they never depend on the thread count. A dense
-// int32 array of one slot per graph node (-1 = absent) is kept across
-// batches; Reset clears only the slots the batch touched.
+// order), sequentially, so they never depend on the thread count.
+//
+// An open-addressing hash table sized to the batch, not to the graph: a
+// batch touches tens of thousands of nodes, so a table of twice that many
+// entries stays in a core's L2 cache where a dense slot per graph node (4
+// bytes x N) would spread the same lookups over a table of megabytes, each
+// first touch a miss, and would cost 4 GB per sampler on a billion-node
+// graph. Each entry carries the stamp of the batch that wrote it, so Reset
+// is O(1): the next batch's stamp makes every old entry read as empty.
 #pragma once
 
 #include <cstdint>
@@ -11,14 +17,12 @@
 
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
-#include "foresight/core/thread_pool.h"
 
 namespace foresight::sampler::internal {
 
 class LocalIdMap {
  public:
   LocalIdMap() = default;
-  ~LocalIdMap();
   LocalIdMap(const LocalIdMap&) = delete;
   LocalIdMap& operator=(const LocalIdMap&) = delete;
 
@@ -34,13 +38,11 @@ class LocalIdMap {
   Status Relabel(int64_t* ids, int64_t n);
 
   // Makes room for `n` node-list entries, so that appending up to n keeps
-  // nodes().data() where it is (Relabel needs one entry past the last id).
+  // nodes().data() where it is.
   void Reserve(int64_t n) { nodes_.reserve(static_cast<size_t>(n)); }
 
-  // Clears the touched slots; the array stays allocated for the next batch.
-  // With a pool the slots are cleared in parallel (they are as many random
-  // writes as the batch has nodes).
-  void Reset(ThreadPool* pool = nullptr);
+  // Empties the map in O(1); the table stays allocated for the next batch.
+  void Reset();
 
   int64_t size() const { return static_cast<int64_t>(nodes_.size()); }
   // Global id of every local id, in order.
@@ -49,17 +51,24 @@ class LocalIdMap {
   Tensor NodesTensor() const;
 
  private:
-  // Sizes the slot array for `num_nodes` (all -1), reallocating only when
-  // the node count changes.
-  Status Allocate(int64_t num_nodes);
+  struct Entry {
+    int64_t node;
+    int32_t local;
+    uint32_t stamp;  // the batch that wrote the entry; any other: empty
+  };
 
-  // global id -> local id, -1 when absent. Lookups are random over the whole
-  // array, so it is backed by transparent huge pages where the OS allows:
-  // on large graphs the TLB misses otherwise cost more than the cache misses.
-  int32_t* slot_ = nullptr;
+  // Makes the table hold at least `count` entries at most half full.
+  Status Fit(int64_t count);
+  size_t Home(int64_t node) const {
+    return static_cast<size_t>((static_cast<uint64_t>(node) * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+
+  std::vector<Entry> table_;
+  size_t mask_ = 0;
+  int shift_ = 64;
+  uint32_t stamp_ = 1;
   int64_t num_nodes_ = 0;
-  size_t slot_bytes_ = 0;
-  std::vector<int64_t> nodes_;   // local id -> global id
+  std::vector<int64_t> nodes_;  // local id -> global id
 };
 
 // Resets a map when the scope ends, whatever path returns.

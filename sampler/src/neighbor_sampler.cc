@@ -132,7 +132,6 @@ Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int6
   out->input_nodes = map_->NodesTensor();
   out->blocks = std::move(blocks);
   out->sampled_edges = edges;
-  map_->Reset(ctx.pool);  // in parallel; the scoped reset covers the error paths
   return Status::OK();
 }
 

@@ -97,11 +97,16 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   }
   const int64_t optimizer_states = o.optimizer == "sgd" ? 1 : 2;
   add("model + optimizer", in.parameters * 4 * (2 + optimizer_states));
-  // The sample stage's and evaluation's samplers (4 bytes per node each),
-  // and the cache planner's per-node index.
-  add("sampler + planner index", n * (4 + 4 + 16));
+  // The cache planner's per-node index.
+  add("planner index", n * 16);
 
   const BatchBound bb = BoundBatch(in, n, d.num_edges());
+  // The sample stage's and evaluation's samplers: an id table each, sized
+  // to the batch (16-byte entries, at least twice the nodes, a power of
+  // two: at most 64 bytes per node), of at least 4096 entries.
+  const int64_t chunk_sources = MaxChunkSources(d.indptr(), o.eval_batch_size);
+  auto id_table = [](int64_t nodes) { return std::max<int64_t>(64 * nodes, 4096 * 16); };
+  add("samplers' id tables", id_table(bb.rows) + id_table(o.eval_batch_size + chunk_sources));
   // A sampled batch's ids and blocks (as probed, else 8 bytes per row and
   // 16 per edge: i64 indices and indptr), plus its plan and the planner's
   // window record: a slot, a fetch entry, a key and a next-use link per row.
@@ -131,7 +136,6 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   const int64_t eval_rows = (d.val_ids().defined() ? d.val_ids().numel() : 0) +
                             (d.test_ids().defined() ? d.test_ids().numel() : 0);
   const int64_t wide = std::max(f, width) * 4;
-  const int64_t chunk_sources = MaxChunkSources(d.indptr(), o.eval_batch_size);
   const int64_t chunks = 2 * chunk_sources * (wide + wide / 4 + 24) + o.eval_batch_size * (wide * 4 + 64);
   const int64_t evaluation = EvaluationLayerBytes(in) + eval_rows * d.num_classes() * 4 + chunks;
   // Evaluation holds the compute turn: a training step's activations and

@@ -1,0 +1,87 @@
+// LocalIdMap (sampler/src): first-appearance local ids against a plain
+// std::unordered_map reference, across batches (stamps: nothing leaks from
+// an earlier batch), through the table's growth in the middle of a batch,
+// and its errors.
+#include "local_id_map.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "testing/testing.h"
+
+namespace foresight::sampler::internal {
+namespace {
+
+Tensor I64(const std::vector<int64_t>& v) {
+  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI64);
+  for (size_t i = 0; i < v.size(); ++i) t.data<int64_t>()[i] = v[i];
+  return t;
+}
+
+// The reference: ids handed out in first-appearance order.
+struct Reference {
+  std::unordered_map<int64_t, int64_t> local;
+  std::vector<int64_t> nodes;
+  int64_t Id(int64_t v) {
+    auto [it, fresh] = local.try_emplace(v, static_cast<int64_t>(nodes.size()));
+    if (fresh) nodes.push_back(v);
+    return it->second;
+  }
+};
+
+TEST(LocalIdMapTest, MatchesReferenceAcrossBatchesAndGrowth) {
+  const int64_t num_nodes = 1000000;
+  std::mt19937_64 rng(3);
+  LocalIdMap map;
+  // Batch sizes from a few ids to far past the smallest table (4096
+  // entries, so the table grows inside the batch), and back down: a small
+  // batch after a large one must see none of its entries.
+  for (int64_t batch_ids : {10, 50000, 200, 120000, 30}) {
+    std::vector<int64_t> seeds;
+    Reference ref;
+    while (static_cast<int64_t>(seeds.size()) < std::min<int64_t>(batch_ids, 500)) {
+      const int64_t v = static_cast<int64_t>(rng() % num_nodes);
+      if (ref.local.count(v) == 0) {
+        ref.Id(v);
+        seeds.push_back(v);
+      }
+    }
+    ASSERT_OK(map.Begin(num_nodes, I64(seeds), "seeds"));
+    // Several Relabel calls, as the sampler's sink makes them, drawing from
+    // a range small enough that ids repeat.
+    for (int call = 0; call < 4; ++call) {
+      std::vector<int64_t> ids(static_cast<size_t>(batch_ids / 4 + 1));
+      for (int64_t& v : ids) v = static_cast<int64_t>(rng() % (2 * batch_ids + 1000));
+      std::vector<int64_t> want;
+      for (int64_t v : ids) want.push_back(ref.Id(v));
+      ASSERT_OK(map.Relabel(ids.data(), static_cast<int64_t>(ids.size())));
+      ASSERT_EQ(ids, want) << "batch of " << batch_ids << ", call " << call;
+    }
+    EXPECT_EQ(map.nodes(), ref.nodes);
+    map.Reset();
+    EXPECT_EQ(map.size(), 0);
+  }
+}
+
+TEST(LocalIdMapTest, Errors) {
+  LocalIdMap map;
+  EXPECT_ERROR_CONTAINS(map.Begin(10, I64({1, 12}), "seeds"), "seeds[1] = 12", "out of range [0, 10)");
+  EXPECT_EQ(map.size(), 0);
+  EXPECT_ERROR_CONTAINS(map.Begin(10, I64({4, 2, 4}), "seeds"), "seeds[2] = 4", "repeats seeds[0]");
+  EXPECT_EQ(map.size(), 0);
+  ASSERT_OK(map.Begin(10, I64({4, 2}), "seeds"));
+  std::vector<int64_t> ids = {2, 7, -1};
+  EXPECT_ERROR_CONTAINS(map.Relabel(ids.data(), 3), "graph.indices holds node -1", "outside [0, 10)");
+  map.Reset();
+  // After an error and a reset the map starts clean.
+  ASSERT_OK(map.Begin(10, I64({7}), "seeds"));
+  std::vector<int64_t> more = {2, 7, 2};
+  ASSERT_OK(map.Relabel(more.data(), 3));
+  EXPECT_EQ(more, (std::vector<int64_t>{1, 0, 1}));
+}
+
+}  // namespace
+}  // namespace foresight::sampler::internal
