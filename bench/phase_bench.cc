@@ -232,8 +232,8 @@ void AddAggBwd(Phase* p, const kernels::Csr& c, const kernels::Csr& ct, int64_t 
 // reads, an id map and scratch outputs, and the optimizer floor's state.
 struct FloorPass {
   const SamplingReads* reads = nullptr;
-  const int32_t* id_map = nullptr;
-  int64_t* scratch = nullptr;     // >= positions + sampled of any batch
+  const int64_t* id_table = nullptr;
+  int64_t* scratch = nullptr;     // >= positions + id_slots of any batch
   int64_t* scratch_b = nullptr;   // >= the edges of any block
   OptimizerState* opt = nullptr;
 };
@@ -258,7 +258,7 @@ void Replay(const ExecContext& ctx, const Args& a, const storage::Dataset& ds, s
   const kernels::Csr graph{ds.indptr(), ds.indices(), ds.num_nodes(), {}};
   if (fl != nullptr) {
     Timer t(&P["sampling"].seconds);
-    SamplingFloor(pool, *fl->reads, graph, fl->id_map, fl->scratch);
+    SamplingFloor(pool, *fl->reads, graph, fl->id_table, fl->scratch);
   }
   {
     Timer t(kernel_clock("sampling"));
@@ -586,19 +586,20 @@ int Main(int argc, char** argv) {
   // by a second sampler (the batches are pure functions of their index).
   std::vector<SamplingReads> reads;
   size_t scratch = 1, scratch_b = 1;
+  int64_t id_entries = 1;
   {
     sampler::NeighborSampler rec(graph, a.fanouts, a.seed);
     for (int64_t b = 0; b < total; ++b) {
       sampler::SampledBatch sb;
       Ok(rec.Sample(ctx, order.Batch(0, b), 0, b, &sb), "Sample (prologue)");
       reads.push_back(RecordSamplingReads(sb, graph, a.fanouts));
-      scratch = std::max({scratch, reads.back().positions.size() + reads.back().sampled.size(),
+      scratch = std::max({scratch, reads.back().positions.size() + reads.back().id_slots.size(),
                           static_cast<size_t>(sb.sampled_edges)});
+      id_entries = std::max(id_entries, reads.back().id_table_entries);
       for (const kernels::Csr& blk : sb.blocks) scratch_b = std::max(scratch_b, static_cast<size_t>(blk.num_edges()));
     }
   }
-  Tensor id_map = Tensor::Empty({ds.num_nodes()}, DType::kI32);
-  std::memset(id_map.raw_data(), 0xff, id_map.nbytes());
+  Tensor id_table = Tensor::Zeros({2 * id_entries}, DType::kI64);
   std::vector<int64_t> scratch_a(scratch), scratch_bb(scratch_b);
   OptimizerState opt_floor;
 
@@ -616,7 +617,7 @@ int Main(int argc, char** argv) {
     for (int64_t b = 0; b < total; ++b) {
       FloorPass fp;
       fp.reads = &reads[static_cast<size_t>(b)];
-      fp.id_map = id_map.data<int32_t>();
+      fp.id_table = id_table.data<int64_t>();
       fp.scratch = scratch_a.data();
       fp.scratch_b = scratch_bb.data();
       fp.opt = &opt_floor;

@@ -69,13 +69,26 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& b, const kernels:
       const int64_t k = fanouts[h] < 0 ? d : std::min(fanouts[h], d);
       for (int64_t j = 0; j < k; ++j) r.positions.push_back(k == d ? s + j : s + Pick(v, j, d));
     }
+  }
+  // The sampler's id table (sampler/src/local_id_map.h): a power of two of
+  // at least 4096 and twice the batch's nodes; node v's home entry is the
+  // top bits of v times the golden ratio.
+  int log = 12;
+  while ((int64_t{1} << log) < 2 * b.input_nodes.numel()) ++log;
+  r.id_table_entries = int64_t{1} << log;
+  for (size_t h = 0; h < fanouts.size(); ++h) {
+    const kernels::Csr& blk = b.blocks[b.blocks.size() - 1 - h];
     const int64_t* local = blk.indices.data<int64_t>();
-    for (int64_t e = 0; e < blk.num_edges(); ++e) r.sampled.push_back(in[local[e]]);
+    for (int64_t e = 0; e < blk.num_edges(); ++e) {
+      const uint64_t v = static_cast<uint64_t>(in[local[e]]);
+      // Entry h's node field is int64 number 2h of the table.
+      r.id_slots.push_back(2 * static_cast<int64_t>((v * 0x9E3779B97F4A7C15ull) >> (64 - log)));
+    }
   }
   return r;
 }
 
-void SamplingFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph, const int32_t* id_map,
+void SamplingFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph, const int64_t* id_table,
                    int64_t* scratch) {
   const int64_t* ip = graph.indptr.data<int64_t>();
   const int64_t nr = static_cast<int64_t>(r.rows.size());
@@ -91,7 +104,7 @@ void SamplingFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr&
   } else {
     RandomReads(pool, graph.indices.data<int64_t>(), r.positions.data(), np, scratch);
   }
-  RandomReads(pool, id_map, r.sampled.data(), static_cast<int64_t>(r.sampled.size()), scratch + np);
+  RandomReads(pool, id_table, r.id_slots.data(), static_cast<int64_t>(r.id_slots.size()), scratch + np);
   g_sink = static_cast<uint64_t>(scratch[0]);
 }
 

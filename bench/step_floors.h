@@ -29,7 +29,8 @@ namespace foresight::bench {
 struct SamplingReads {
   std::vector<int64_t> rows;       // per destination of every hop: its node (reads indptr[v], indptr[v+1])
   std::vector<int64_t> positions;  // per read neighbour: its position in indices
-  std::vector<int64_t> sampled;    // per sampled edge: the global id relabelled (one id-map slot)
+  std::vector<int64_t> id_slots;   // per sampled edge: the id-table word its relabelling reads (2 per entry)
+  int64_t id_table_entries = 0;    // the batch's id table size (as the sampler sizes it)
 };
 
 // Records the reads of `batch` over `graph` with `fanouts` (seeds outward).
@@ -41,9 +42,11 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& batch, const kern
                                   const std::vector<int64_t>& fanouts);
 
 // Sampling's floor: the reads of `r` on the graph's own arrays and on an
-// id map of one int32 per node, with every read value written out
-// (8 bytes per neighbour, as the sampled blocks are).
-void SamplingFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph, const int32_t* id_map,
+// id table of 16-byte entries laid out as the sampler's (an entry's home
+// slot, no probing), with every read value written out (8 bytes per
+// neighbour, as the sampled blocks are). `id_table` holds at least
+// r.id_table_entries entries.
+void SamplingFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph, const int64_t* id_table,
                    int64_t* scratch);
 
 // Gather's floor: out[i] = table[ids[i]], one memcpy per row, with the
