@@ -315,7 +315,8 @@ TEST_P(SampleNeighborsTest, MaskedMatchesNaiveAndDrawsOnlyAllowed) {
 
 TEST_P(SampleNeighborsTest, UnmaskedMatchesNaiveFloyd) {
   // Rows up to 300 long and fanouts around the vector Philox's groups of
-  // eight and blocks of 64 draws, against scalar RngKey::Below draws.
+  // eight, the small-fanout path (up to 16 draws) and blocks of 64 draws,
+  // against scalar RngKey::Below draws.
   const TestGraph g = RandomGraph(300, 300, 33, GetParam());
   const std::vector<uint8_t> all(300, 1);
   std::vector<int64_t> seeds;
@@ -324,7 +325,7 @@ TEST_P(SampleNeighborsTest, UnmaskedMatchesNaiveFloyd) {
   for (int threads : {1, 2, 3}) {
     ThreadPool pool(threads);
     ExecContext ctx = CpuContext(1, &pool);
-    for (int64_t fanout : {1, 7, 8, 9, 15, 63, 64, 65, 130, 299}) {
+    for (int64_t fanout : {1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 130, 299}) {
       Tensor ptr, nb;
       ASSERT_OK(SampleNeighbors(ctx, g.csr, ToDType(seeds, GetParam()), fanout, key, &ptr, &nb));
       std::vector<int64_t> want_ptr, want_nb;

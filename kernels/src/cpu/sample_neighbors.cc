@@ -38,6 +38,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "foresight/kernels/ops.h"
 #include "ordered_chunks.h"
 #include "philox_avx512.h"
@@ -91,10 +95,6 @@ inline int64_t SampleCount(int64_t fanout, int64_t degree) {
   return (fanout < 0 || fanout >= degree) ? degree : fanout;
 }
 
-// Floyd's draw of k distinct positions of [0, n) for node s, writing the
-// position of draw j to dst[j]. The draws' random words do not depend on
-// the taken set (draw j always picks from [0, n - k + j]), so they are
-// computed first, eight per vector Philox call.
 // The Philox words of a seed's draws: AVX-512 where the CPU has it (same
 // words, fewer instructions), else AVX2 / scalar.
 using DrawWords = void (*)(RngKey, uint64_t, uint64_t, int64_t, uint32_t*, uint32_t*);
@@ -105,12 +105,50 @@ DrawWords ChooseDrawWords() {
   return PhiloxDrawsXY;
 }
 
+// Fanouts up to kSmallK (the usual 10-15 draws per node) take a set
+// of taken positions that is just the draws so far, padded with -1:
+// membership is four AVX2 compares, with no hashing and no table to clear
+// per seed. The same set as TakenSet, so the same draws.
+constexpr int64_t kSmallK = 16;
+
+inline bool Taken16(const int64_t* taken, int64_t t) {
+#if defined(__AVX2__)
+  const __m256i v = _mm256_set1_epi64x(t);
+  const __m256i a = _mm256_cmpeq_epi64(_mm256_load_si256(reinterpret_cast<const __m256i*>(taken)), v);
+  const __m256i b = _mm256_cmpeq_epi64(_mm256_load_si256(reinterpret_cast<const __m256i*>(taken + 4)), v);
+  const __m256i c = _mm256_cmpeq_epi64(_mm256_load_si256(reinterpret_cast<const __m256i*>(taken + 8)), v);
+  const __m256i d = _mm256_cmpeq_epi64(_mm256_load_si256(reinterpret_cast<const __m256i*>(taken + 12)), v);
+  const __m256i any = _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d));
+  return !_mm256_testz_si256(any, any);
+#else
+  bool found = false;
+  for (int64_t i = 0; i < kSmallK; ++i) found |= taken[i] == t;
+  return found;
+#endif
+}
+
+// Floyd's draw of k distinct positions of [0, n) for node s, writing the
+// position of draw j to dst[j]. The draws' random words do not depend on
+// the taken set (draw j always picks from [0, n - k + j]), so they are
+// computed first, eight or sixteen per vector Philox call.
 inline void FloydPositions(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst,
                            DrawWords draw_words) {
-  taken->Reset(k);
   const int64_t base = n - k;
   constexpr int64_t kBlock = 64;  // draws per batch of words (a multiple of kPhiloxLanes)
   alignas(32) uint32_t wx[kBlock], wy[kBlock];
+  if (k <= kSmallK) {
+    alignas(32) int64_t small[kSmallK] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    draw_words(key, s, 0, k, wx, wy);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t m = base + j;  // draw from [0, m]
+      int64_t t = static_cast<int64_t>(BelowFromXY(wx[j], wy[j], static_cast<uint64_t>(m + 1)));
+      if (Taken16(small, t)) t = m;  // m is new: earlier draws were all < m
+      small[j] = t;
+      dst[j] = t;
+    }
+    return;
+  }
+  taken->Reset(k);
   for (int64_t j0 = 0; j0 < k; j0 += kBlock) {
     const int64_t cnt = k - j0 < kBlock ? k - j0 : kBlock;
     draw_words(key, s, static_cast<uint64_t>(j0), cnt, wx, wy);
