@@ -25,20 +25,12 @@ size_t AllowedBytes(size_t n) {
   return n;
 }
 
+// storage::PwriteFull behind the test hook: the bytes the hook lets
+// through are written, then the write fails as on a full disk.
 Status PwriteAll(int fd, const void* data, size_t n, uint64_t offset, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  size_t done = 0;
-  while (done < n) {
-    size_t want = AllowedBytes(n - done);
-    if (want == 0) return ErrnoError("write " + path + " at offset " + std::to_string(offset + done), ENOSPC);
-    const ssize_t r = ::pwrite(fd, p + done, want, static_cast<off_t>(offset + done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("write " + path + " at offset " + std::to_string(offset + done), errno);
-    }
-    if (r == 0) return ErrnoError("write " + path, ENOSPC);
-    done += static_cast<size_t>(r);
-  }
+  const size_t allowed = AllowedBytes(n);
+  FS_RETURN_IF_ERROR(storage::PwriteFull(fd, data, allowed, offset, path));
+  if (allowed < n) return ErrnoError("write " + path + " at offset " + std::to_string(offset + allowed), ENOSPC);
   return Status::OK();
 }
 
@@ -49,26 +41,6 @@ StatusOr<std::string> DescrOf(const storage::NpyInfo& like) {
 
 }  // namespace
 
-FileHandle::~FileHandle() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-FileHandle& FileHandle::operator=(FileHandle&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.fd_;
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
-Status FileHandle::Close(const std::string& path) {
-  const int f = fd_;
-  fd_ = -1;
-  if (f >= 0 && ::close(f) != 0 && errno != EINTR) return ErrnoError("close " + path, errno);
-  return Status::OK();
-}
-
 StatusOr<SourceArray> SourceArray::Open(const std::string& path) {
   SourceArray a;
   a.path_ = path;
@@ -76,9 +48,8 @@ StatusOr<SourceArray> SourceArray::Open(const std::string& path) {
   if (a.info_.shape.empty()) return DataLoss(path + ": expected an array with at least one dimension, got a scalar");
   a.row_bytes_ = a.info_.item_size;
   for (size_t d = 1; d < a.info_.shape.size(); ++d) a.row_bytes_ *= static_cast<size_t>(a.info_.shape[d]);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open " + path, errno);
-  a.fd_ = std::make_shared<FileHandle>(fd);
+  FS_ASSIGN_OR_RETURN(storage::ScopedFd fd, storage::OpenFile(path, O_RDONLY));
+  a.fd_ = std::make_shared<storage::ScopedFd>(std::move(fd));
   return a;
 }
 
@@ -87,23 +58,9 @@ Status SourceArray::ReadRows(int64_t first, int64_t count, void* out) const {
     return Internal(path_ + ": read of rows [" + std::to_string(first) + ", " +
                     std::to_string(first + count) + ") outside the array's " + std::to_string(rows()));
   }
-  char* p = static_cast<char*>(out);
   const size_t n = static_cast<size_t>(count) * row_bytes_;
   const uint64_t offset = info_.data_offset + static_cast<uint64_t>(first) * row_bytes_;
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t r = ::pread(fd_->get(), p + done, n - done, static_cast<off_t>(offset + done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("pread " + path_ + " at offset " + std::to_string(offset + done), errno);
-    }
-    if (r == 0) {
-      return DataLoss(path_ + ": truncated: file ends at offset " + std::to_string(offset + done) +
-                      ", before the " + std::to_string(rows()) + " rows its header declares");
-    }
-    done += static_cast<size_t>(r);
-  }
-  return Status::OK();
+  return storage::PreadFull(fd_->get(), out, n, offset, path_);
 }
 
 StatusOr<std::unique_ptr<OutputArray>> OutputArray::Create(const std::string& path,
@@ -121,12 +78,10 @@ StatusOr<std::unique_ptr<OutputArray>> OutputArray::Create(const std::string& pa
       FS_ASSIGN_OR_RETURN(w, storage::NpyWriter::Create(path, like.dtype, inner));
     }
     FS_RETURN_IF_ERROR(w->Finish());
-    return std::unique_ptr<OutputArray>(new OutputArray(path, FileHandle(), 0, 0));
+    return std::unique_ptr<OutputArray>(new OutputArray(path, storage::ScopedFd(), 0, 0));
   }
   FS_ASSIGN_OR_RETURN(std::string header, storage::BuildNpyHeader(descr, shape));
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("open " + path, errno);
-  FileHandle h(fd);
+  FS_ASSIGN_OR_RETURN(storage::ScopedFd h, storage::OpenFile(path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
   FS_RETURN_IF_ERROR(PwriteAll(h.get(), header.data(), header.size(), 0, path));
   return std::unique_ptr<OutputArray>(new OutputArray(path, std::move(h), header.size(), data_bytes));
 }
@@ -147,7 +102,7 @@ Status OutputArray::Finish() {
     return Internal(path_ + ": " + std::to_string(written_) + " of " + std::to_string(data_bytes_) +
                     " data bytes written");
   }
-  return fd_.Close(path_);
+  return storage::CloseFd(&fd_, path_);
 }
 
 RegionWriter::RegionWriter(OutputArray* out, std::vector<uint64_t> begin, size_t buffer_bytes)

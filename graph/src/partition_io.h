@@ -15,27 +15,10 @@
 
 #include "foresight/core/process_memory.h"
 #include "foresight/core/status.h"
+#include "foresight/storage/file_io.h"
 #include "foresight/storage/npy.h"
 
 namespace foresight::graph::internal {
-
-// An owned file descriptor (closed on destruction).
-class FileHandle {
- public:
-  FileHandle() = default;
-  explicit FileHandle(int fd) : fd_(fd) {}
-  ~FileHandle();
-  FileHandle(FileHandle&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  FileHandle& operator=(FileHandle&& o) noexcept;
-  FileHandle(const FileHandle&) = delete;
-  FileHandle& operator=(const FileHandle&) = delete;
-  int get() const { return fd_; }
-  // close(2), reporting its error (a deferred write error shows here).
-  Status Close(const std::string& path);
-
- private:
-  int fd_ = -1;
-};
 
 // One .npy array of the source dataset, read by rows with pread.
 // Thread-safe (pread only).
@@ -59,7 +42,7 @@ class SourceArray {
   std::string path_;
   storage::NpyInfo info_;
   size_t row_bytes_ = 0;
-  std::shared_ptr<FileHandle> fd_;
+  std::shared_ptr<storage::ScopedFd> fd_;
 };
 
 // A .npy file being written by position: the header (numpy descr and final
@@ -81,10 +64,10 @@ class OutputArray {
   uint64_t data_bytes() const { return data_bytes_; }
 
  private:
-  OutputArray(std::string path, FileHandle fd, uint64_t data_offset, uint64_t data_bytes)
+  OutputArray(std::string path, storage::ScopedFd fd, uint64_t data_offset, uint64_t data_bytes)
       : path_(std::move(path)), fd_(std::move(fd)), data_offset_(data_offset), data_bytes_(data_bytes) {}
   std::string path_;
-  FileHandle fd_;
+  storage::ScopedFd fd_;
   uint64_t data_offset_;
   uint64_t data_bytes_;
   uint64_t written_ = 0;

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <random>
 
-namespace foresight::storage::internal {
+namespace foresight::storage {
 
 ScopedFd::~ScopedFd() {
   if (fd_ >= 0) ::close(fd_);
@@ -65,18 +65,22 @@ Status PwriteFull(int fd, const void* buf, size_t n, uint64_t offset, const std:
   return Status::OK();
 }
 
+Status CloseFd(ScopedFd* fd, const std::string& path) {
+  const int f = fd->release();
+  if (f >= 0 && ::close(f) != 0 && errno != EINTR) return ErrnoError("close " + path, errno);
+  return Status::OK();
+}
+
+}  // namespace foresight::storage
+
+namespace foresight::storage::internal {
+
 Status FsyncFd(int fd, const std::string& path) {
   if (::fsync(fd) != 0) {
     // Character devices and some filesystems cannot fsync; nothing to make durable.
     if (errno == EINVAL || errno == EROFS) return Status::OK();
     return ErrnoError("fsync " + path, errno);
   }
-  return Status::OK();
-}
-
-Status CloseFd(ScopedFd* fd, const std::string& path) {
-  const int f = fd->release();
-  if (f >= 0 && ::close(f) != 0 && errno != EINTR) return ErrnoError("close " + path, errno);
   return Status::OK();
 }
 
