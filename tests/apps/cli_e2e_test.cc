@@ -9,21 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "testing/cli.h"
 #include "testing/testing.h"
 
 namespace foresight {
 namespace {
 
-struct Result {
-  int code = -1;  // exit status; -1 when killed by a signal (a crash)
-  std::string out, err;
-};
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using testing::Quote;
+using Result = testing::CliResult;
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -31,22 +24,7 @@ bool Exists(const std::string& path) {
 }
 
 // Runs `foresight <args>` (args already shell-quoted where needed).
-Result Foresight(const std::string& args) {
-  testing::TempDir tmp;
-  const std::string err_file = tmp.File("stderr");
-  const std::string cmd =
-      Quote(testing::BinaryDir() + "/foresight") + " " + args + " 2>" + Quote(err_file);
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = testing::ReadFile(err_file);
-  return r;
-}
+Result Foresight(const std::string& args) { return testing::RunForesight(args); }
 
 // The Cora source: the copy bundled in the repository, else ../shared.
 std::string CoraSource() {

@@ -11,52 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "testing/cli.h"
 #include "testing/testing.h"
 
 namespace foresight {
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using testing::DirContents;
+using testing::Entries;
+using testing::Quote;
+using Result = testing::CliResult;
 
 // Runs `<prefix> foresight <args>` through sh.
 Result Foresight(const std::string& args, const std::string& prefix = "") {
-  testing::TempDir tmp;
-  const std::string err_file = tmp.File("stderr");
-  const std::string cmd = prefix + Quote(testing::BinaryDir() + "/foresight") + " " + args + " 2>" + Quote(err_file);
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = testing::ReadFile(err_file);
-  return r;
-}
-
-std::map<std::string, std::string> DirContents(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    files[e.path().filename().string()] = testing::ReadFile(e.path().string());
-  }
-  return files;
-}
-
-std::vector<std::string> Entries(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
+  return testing::RunForesight(args, prefix);
 }
 
 class PartitionCliTest : public ::testing::Test {

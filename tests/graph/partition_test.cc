@@ -22,6 +22,7 @@
 #include "foresight/datasets/generate.h"
 #include "foresight/storage/dataset.h"
 #include "partition_io.h"  // SetWriteLimitForTesting
+#include "testing/cli.h"
 #include "testing/testing.h"
 
 namespace foresight::graph {
@@ -32,12 +33,7 @@ using storage::Dataset;
 using storage::DatasetWriter;
 using testing::TempDir;
 
-template <typename T>
-Tensor Vec(const std::vector<T>& v) {
-  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DTypeOf<T>::value);
-  if (!v.empty()) std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(T));
-  return t;
-}
+using testing::TensorOf;
 
 template <typename T>
 std::vector<T> ToVec(const Tensor& t) {
@@ -75,20 +71,20 @@ void WriteGraph(const std::string& out, int64_t n, const std::vector<std::pair<i
   m.feature_dim = f;
   m.num_classes = c;
   m.id_map = string_ids ? storage::IdMap::kString : storage::IdMap::kNone;
-  ASSERT_OK(w->WriteArray(storage::kIndptrFile, Vec(indptr)));
-  ASSERT_OK(w->WriteArray(storage::kIndicesFile, Vec(indices)));
+  ASSERT_OK(w->WriteArray(storage::kIndptrFile, TensorOf(indptr)));
+  ASSERT_OK(w->WriteArray(storage::kIndicesFile, TensorOf(indices)));
   Tensor x = Tensor::Empty({n, f}, DType::kF32);
   for (int64_t i = 0; i < n * f; ++i) x.data<float>()[i] = static_cast<float>((i / f) * 10 + i % f);
   ASSERT_OK(w->WriteArray(storage::kFeaturesFile, x));
   std::vector<int32_t> labels(static_cast<size_t>(n));
   for (int64_t v = 0; v < n; ++v) labels[v] = static_cast<int32_t>(v % c);
-  ASSERT_OK(w->WriteArray(storage::kLabelsFile, Vec(labels)));
+  ASSERT_OK(w->WriteArray(storage::kLabelsFile, TensorOf(labels)));
   std::vector<int64_t> train, val;
   for (int64_t v = n - 1; v >= 0; v -= 3) train.push_back(v);  // decreasing: order must be kept
   for (int64_t v = 1; v < n; v += 5) val.push_back(v);
-  ASSERT_OK(w->WriteArray(storage::kTrainIdsFile, Vec(train)));
-  ASSERT_OK(w->WriteArray(storage::kValIdsFile, Vec(val)));
-  ASSERT_OK(w->WriteArray(storage::kTestIdsFile, Vec(std::vector<int64_t>{})));
+  ASSERT_OK(w->WriteArray(storage::kTrainIdsFile, TensorOf(train)));
+  ASSERT_OK(w->WriteArray(storage::kValIdsFile, TensorOf(val)));
+  ASSERT_OK(w->WriteArray(storage::kTestIdsFile, TensorOf(std::vector<int64_t>{})));
   if (string_ids) {
     Tensor ids = Tensor::Zeros({n, 8}, DType::kU8);
     for (int64_t v = 0; v < n; ++v) {
@@ -131,20 +127,8 @@ void Generate(const std::string& out, int64_t n, int64_t e, const std::string& f
   ASSERT_OK(datasets::GenerateGraph(o, CpuContext(7)));
 }
 
-std::map<std::string, std::string> DirContents(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    files[e.path().filename().string()] = testing::ReadFile(e.path().string());
-  }
-  return files;
-}
-
-std::vector<std::string> Entries(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+using testing::DirContents;
+using testing::Entries;
 
 PartitionOptions Opts(int parts, const std::string& method, const std::string& output = "") {
   PartitionOptions o;

@@ -20,11 +20,7 @@
 namespace foresight::kernels {
 namespace {
 
-Tensor I64(const std::vector<int64_t>& v) {
-  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI64);
-  std::copy(v.begin(), v.end(), t.data<int64_t>());
-  return t;
-}
+Tensor I64(const std::vector<int64_t>& v) { return testing::TensorOf(v); }
 
 Tensor ToDType(const std::vector<int64_t>& v, DType dtype) {
   if (dtype == DType::kI64) return I64(v);
@@ -234,11 +230,7 @@ TEST_P(SampleNeighborsTest, Errors) {
 
 // ---- source mask ----
 
-Tensor U8(const std::vector<uint8_t>& v) {
-  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kU8);
-  std::copy(v.begin(), v.end(), t.data<uint8_t>());
-  return t;
-}
+Tensor U8(const std::vector<uint8_t>& v) { return testing::TensorOf(v); }
 
 std::vector<uint8_t> RandomMask(int64_t n, double p_one, uint64_t seed) {
   std::mt19937_64 rng(seed);

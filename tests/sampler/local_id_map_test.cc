@@ -15,11 +15,7 @@
 namespace foresight::sampler::internal {
 namespace {
 
-Tensor I64(const std::vector<int64_t>& v) {
-  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI64);
-  for (size_t i = 0; i < v.size(); ++i) t.data<int64_t>()[i] = v[i];
-  return t;
-}
+Tensor I64(const std::vector<int64_t>& v) { return testing::TensorOf(v); }
 
 // The reference: ids handed out in first-appearance order.
 struct Reference {

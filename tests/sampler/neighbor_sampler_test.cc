@@ -22,11 +22,7 @@
 namespace foresight::sampler {
 namespace {
 
-Tensor I64(const std::vector<int64_t>& v) {
-  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI64);
-  std::copy(v.begin(), v.end(), t.data<int64_t>());
-  return t;
-}
+Tensor I64(const std::vector<int64_t>& v) { return testing::TensorOf(v); }
 
 Tensor I32(const std::vector<int64_t>& v) {
   Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI32);

@@ -24,11 +24,7 @@ std::vector<int64_t> Vec(const Tensor& t) {
   return v;
 }
 
-Tensor I64(const std::vector<int64_t>& v) {
-  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI64);
-  std::copy(v.begin(), v.end(), t.data<int64_t>());
-  return t;
-}
+Tensor I64(const std::vector<int64_t>& v) { return testing::TensorOf(v); }
 
 int PartitionOf(const std::vector<int64_t>& offsets, int64_t id) {
   for (size_t p = 0; p + 1 < offsets.size(); ++p) {

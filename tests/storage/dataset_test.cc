@@ -16,12 +16,7 @@ namespace {
 using nlohmann::json;
 using testing::TempDir;
 
-template <typename T>
-Tensor Vec(const std::vector<T>& v) {
-  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DTypeOf<T>::value);
-  if (!v.empty()) std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(T));
-  return t;
-}
+using testing::TensorOf;
 
 // A 5-node graph, in-neighbour CSR: 0<-{1,2}, 1<-{0}, 2<-{}, 3<-{0,1,4}, 4<-{3}.
 constexpr int64_t kN = 5, kE = 7, kF = 3, kC = 4;
@@ -45,24 +40,24 @@ void WriteDataset(const std::string& out, bool overwrite = false, bool string_id
   m.num_classes = kC;
   m.id_map = string_ids ? IdMap::kString : IdMap::kInt;
   m.source = {{"tool", "dataset_test"}, {"edges", "inline"}};
-  ASSERT_OK(w->WriteArray(kIndptrFile, Vec(kIndptr)));
-  ASSERT_OK(w->WriteArray(kIndicesFile, Vec(kIndices)));
+  ASSERT_OK(w->WriteArray(kIndptrFile, TensorOf(kIndptr)));
+  ASSERT_OK(w->WriteArray(kIndicesFile, TensorOf(kIndices)));
   // Features streamed row by row through OpenArray.
   ASSERT_OK_AND_ASSIGN(auto fw, w->OpenArray(kFeaturesFile, DType::kF32, {kF}));
   Tensor f = Features();
   for (int64_t r = 0; r < kN; ++r) ASSERT_OK(fw->Append(f.data<float>() + r * kF, 1));
   ASSERT_OK(fw->Finish());
-  ASSERT_OK(w->WriteArray(kLabelsFile, Vec<int64_t>({0, 3, -1, 2, 1})));
-  ASSERT_OK(w->WriteArray(kTrainIdsFile, Vec<int64_t>({0, 1, 3})));
-  ASSERT_OK(w->WriteArray(kValIdsFile, Vec<int64_t>({4})));
-  ASSERT_OK(w->WriteArray(kTestIdsFile, Vec<int64_t>({})));
+  ASSERT_OK(w->WriteArray(kLabelsFile, TensorOf<int64_t>({0, 3, -1, 2, 1})));
+  ASSERT_OK(w->WriteArray(kTrainIdsFile, TensorOf<int64_t>({0, 1, 3})));
+  ASSERT_OK(w->WriteArray(kValIdsFile, TensorOf<int64_t>({4})));
+  ASSERT_OK(w->WriteArray(kTestIdsFile, TensorOf<int64_t>({})));
   if (string_ids) {
     Tensor ids = Tensor::Zeros({kN, 4}, DType::kU8);
     const char* names[] = {"n0", "n1", "node", "x", "n4"};
     for (int i = 0; i < kN; ++i) std::memcpy(ids.data<uint8_t>() + 4 * i, names[i], std::strlen(names[i]));
     ASSERT_OK(SaveNpyBytes(w->StagingPath(kOriginalIdsFile), ids));
   } else {
-    ASSERT_OK(w->WriteArray(kOriginalIdsFile, Vec<int64_t>({100, 101, 102, 103, 104})));
+    ASSERT_OK(w->WriteArray(kOriginalIdsFile, TensorOf<int64_t>({100, 101, 102, 103, 104})));
   }
   ASSERT_OK(w->Commit());
 }
@@ -188,18 +183,18 @@ TEST_F(DatasetTest, ArraysDisagreeWithCounts) {
 }
 
 TEST_F(DatasetTest, IndptrNotMonotoneNamesTheRow) {
-  ASSERT_OK(SaveNpy(File(kIndptrFile), Vec<int64_t>({0, 2, 3, 1, 6, 7})));
+  ASSERT_OK(SaveNpy(File(kIndptrFile), TensorOf<int64_t>({0, 2, 3, 1, 6, 7})));
   auto s = Dataset::Open(out_).status();
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_ERROR_CONTAINS(s, File(kIndptrFile), "non-decreasing", "row 2", "indptr[2]=3 > indptr[3]=1");
-  ASSERT_OK(SaveNpy(File(kIndptrFile), Vec<int64_t>({0, 2, 3, 3, 6, 6})));
+  ASSERT_OK(SaveNpy(File(kIndptrFile), TensorOf<int64_t>({0, 2, 3, 3, 6, 6})));
   EXPECT_ERROR_CONTAINS(Dataset::Open(out_), "indptr[5]", "num_edges=7", "got 6");
-  ASSERT_OK(SaveNpy(File(kIndptrFile), Vec<int64_t>({1, 2, 3, 3, 6, 7})));
+  ASSERT_OK(SaveNpy(File(kIndptrFile), TensorOf<int64_t>({1, 2, 3, 3, 6, 7})));
   EXPECT_ERROR_CONTAINS(Dataset::Open(out_), "indptr[0] must be 0");
 }
 
 TEST_F(DatasetTest, IndexOutOfRangeNamesPositionAndValue) {
-  ASSERT_OK(SaveNpy(File(kIndicesFile), Vec<int32_t>({1, 2, 0, 5, 1, -1, 3})));
+  ASSERT_OK(SaveNpy(File(kIndicesFile), TensorOf<int32_t>({1, 2, 0, 5, 1, -1, 3})));
   EXPECT_ERROR_CONTAINS(Dataset::Open(out_), File(kIndicesFile), "position 3: value 5", "[0, 5)");
 }
 
@@ -211,8 +206,8 @@ TEST_F(DatasetTest, FirstBadIndexAcrossParallelChunks) {
   indices[300001] = -4;
   indices[600000] = 7;
   std::vector<int64_t> indptr = {0, e, e, e, e, e};
-  ASSERT_OK(SaveNpy(File(kIndicesFile), Vec(indices)));
-  ASSERT_OK(SaveNpy(File(kIndptrFile), Vec(indptr)));
+  ASSERT_OK(SaveNpy(File(kIndicesFile), TensorOf(indices)));
+  ASSERT_OK(SaveNpy(File(kIndptrFile), TensorOf(indptr)));
   EditManifest([&](json& j) {
     j["num_edges"] = e;
     j["arrays"]["indices"] = {{"file", kIndicesFile}, {"dtype", "i64"}, {"shape", {e}}};
@@ -221,19 +216,19 @@ TEST_F(DatasetTest, FirstBadIndexAcrossParallelChunks) {
   indices[300001] = 0;
   indices[600000] = 0;
   indices[650000] = 0;
-  ASSERT_OK(SaveNpy(File(kIndicesFile), Vec(indices)));
+  ASSERT_OK(SaveNpy(File(kIndicesFile), TensorOf(indices)));
   EXPECT_OK(Dataset::Open(out_).status());
 }
 
 TEST_F(DatasetTest, LabelOutOfRange) {
-  ASSERT_OK(SaveNpy(File(kLabelsFile), Vec<int64_t>({0, 3, -1, 4, 1})));
+  ASSERT_OK(SaveNpy(File(kLabelsFile), TensorOf<int64_t>({0, 3, -1, 4, 1})));
   EXPECT_ERROR_CONTAINS(Dataset::Open(out_), File(kLabelsFile), "row 3: label 4", "[-1, num_classes=4)");
-  ASSERT_OK(SaveNpy(File(kLabelsFile), Vec<int64_t>({0, -2, -1, 0, 1})));
+  ASSERT_OK(SaveNpy(File(kLabelsFile), TensorOf<int64_t>({0, -2, -1, 0, 1})));
   EXPECT_ERROR_CONTAINS(Dataset::Open(out_), "row 1: label -2");
 }
 
 TEST_F(DatasetTest, SplitIdsOutOfRangeUnlessNotValidated) {
-  ASSERT_OK(SaveNpy(File(kValIdsFile), Vec<int64_t>({4, 5})));
+  ASSERT_OK(SaveNpy(File(kValIdsFile), TensorOf<int64_t>({4, 5})));
   EditManifest([](json& j) { j["arrays"]["val_ids"]["shape"] = {2}; });
   EXPECT_ERROR_CONTAINS(Dataset::Open(out_), File(kValIdsFile), "position 1: node id 5");
   EXPECT_OK(Dataset::Open(out_, /*validate_ids=*/false).status());
@@ -258,7 +253,7 @@ TEST(DatasetWriter, WithoutCommitLeavesNothing) {
   TempDir tmp;
   {
     ASSERT_OK_AND_ASSIGN(auto w, DatasetWriter::Create(tmp.File("out"), false));
-    ASSERT_OK(w->WriteArray(kIndptrFile, Vec<int64_t>({0})));
+    ASSERT_OK(w->WriteArray(kIndptrFile, TensorOf<int64_t>({0})));
     EXPECT_TRUE(std::filesystem::exists(w->StagingPath(kIndptrFile)));
     EXPECT_NE(w->staging_dir().find("out.tmp-"), std::string::npos);
   }
@@ -269,7 +264,7 @@ TEST(DatasetWriter, CommitRefusesAnInvalidDataset) {
   TempDir tmp;
   ASSERT_OK_AND_ASSIGN(auto w, DatasetWriter::Create(tmp.File("out"), false));
   w->manifest().num_nodes = 2;
-  ASSERT_OK(w->WriteArray(kIndptrFile, Vec<int64_t>({0, 0, 0})));
+  ASSERT_OK(w->WriteArray(kIndptrFile, TensorOf<int64_t>({0, 0, 0})));
   EXPECT_ERROR_CONTAINS(w->Commit(), "not committed", "no entry \"indices\"");
   w.reset();
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
@@ -315,7 +310,7 @@ TEST(DatasetWriter, ExistingOutputDir) {
 TEST(DatasetWriter, RejectsPathLikeFileNames) {
   TempDir tmp;
   ASSERT_OK_AND_ASSIGN(auto w, DatasetWriter::Create(tmp.File("out"), false));
-  EXPECT_ERROR_CONTAINS(w->WriteArray("../x.npy", Vec<int64_t>({0})), "plain name");
+  EXPECT_ERROR_CONTAINS(w->WriteArray("../x.npy", TensorOf<int64_t>({0})), "plain name");
   EXPECT_ERROR_CONTAINS(w->OpenArray(kManifestFile, DType::kF32, {}), "plain name");
 }
 

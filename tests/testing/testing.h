@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "foresight/core/status.h"
+#include "foresight/core/tensor.h"
 
 #define ASSERT_OK(expr)                                         \
   do {                                                          \
@@ -53,6 +55,13 @@ class TempDir {
 
 void WriteFile(const std::string& path, const std::string& contents);
 std::string ReadFile(const std::string& path);
+// A 1-D host tensor holding `v` (its dtype from T).
+template <typename T>
+Tensor TensorOf(const std::vector<T>& v) {
+  Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DTypeOf<T>::value);
+  if (!v.empty()) std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(T));
+  return t;
+}
 std::string SourceDir();  // the repository root
 std::string BinaryDir();  // the build directory
 // Runs `body` without the privileges that let root ignore file modes, so

@@ -1,0 +1,28 @@
+// Running the built `foresight` binary from tests, and looking at the files
+// it leaves, as the CLI end-to-end suites do.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace foresight::testing {
+
+struct CliResult {
+  int code = -1;  // exit status; -1 when killed by a signal (a crash)
+  std::string out, err;
+};
+
+// `s` quoted for sh.
+std::string Quote(const std::string& s);
+
+// Runs `<prefix> foresight <args>` through sh (args already shell-quoted
+// where needed); stdout and stderr are captured apart.
+CliResult RunForesight(const std::string& args, const std::string& prefix = "");
+
+// Every file directly in `dir`, by name, with its contents.
+std::map<std::string, std::string> DirContents(const std::string& dir);
+// The names directly in `dir`, sorted.
+std::vector<std::string> Entries(const std::string& dir);
+
+}  // namespace foresight::testing
