@@ -68,35 +68,27 @@ class CitationSlowTest : public ::testing::Test {
 };
 foresight::testing::TempDir* CitationSlowTest::dir_ = nullptr;
 
-TEST_F(CitationSlowTest, CiteSeerGcn) {
-  ASSERT_OK_AND_ASSIGN(double acc, foresight::testing::MeanTestAccuracy(Options("citeseer", "gcn")));
-  EXPECT_GE(acc, 0.688);
+struct Bar {
+  const char* dataset;
+  const char* model;
+  double min_mean_test_acc;
+};
+
+class CitationBarTest : public CitationSlowTest, public ::testing::WithParamInterface<Bar> {};
+
+TEST_P(CitationBarTest, MeanTestAccuracyReachesTheBar) {
+  const Bar& b = GetParam();
+  ASSERT_OK_AND_ASSIGN(double acc, foresight::testing::MeanTestAccuracy(Options(b.dataset, b.model)));
+  EXPECT_GE(acc, b.min_mean_test_acc) << b.dataset << " " << b.model;
 }
 
-TEST_F(CitationSlowTest, CiteSeerGat) {
-  ASSERT_OK_AND_ASSIGN(double acc, foresight::testing::MeanTestAccuracy(Options("citeseer", "gat")));
-  EXPECT_GE(acc, 0.710);
-}
-
-TEST_F(CitationSlowTest, CiteSeerSage) {
-  ASSERT_OK_AND_ASSIGN(double acc, foresight::testing::MeanTestAccuracy(Options("citeseer", "sage")));
-  EXPECT_GE(acc, 0.690);
-}
-
-TEST_F(CitationSlowTest, PubMedGcn) {
-  ASSERT_OK_AND_ASSIGN(double acc, foresight::testing::MeanTestAccuracy(Options("pubmed", "gcn")));
-  EXPECT_GE(acc, 0.775);
-}
-
-TEST_F(CitationSlowTest, PubMedGat) {
-  ASSERT_OK_AND_ASSIGN(double acc, foresight::testing::MeanTestAccuracy(Options("pubmed", "gat")));
-  EXPECT_GE(acc, 0.765);
-}
-
-TEST_F(CitationSlowTest, PubMedSage) {
-  ASSERT_OK_AND_ASSIGN(double acc, foresight::testing::MeanTestAccuracy(Options("pubmed", "sage")));
-  EXPECT_GE(acc, 0.760);
-}
+INSTANTIATE_TEST_SUITE_P(Graphs, CitationBarTest,
+                         ::testing::Values(Bar{"citeseer", "gcn", 0.688}, Bar{"citeseer", "gat", 0.710},
+                                           Bar{"citeseer", "sage", 0.690}, Bar{"pubmed", "gcn", 0.775},
+                                           Bar{"pubmed", "gat", 0.765}, Bar{"pubmed", "sage", 0.760}),
+                         [](const ::testing::TestParamInfo<Bar>& i) {
+                           return std::string(i.param.dataset) + "_" + i.param.model;
+                         });
 
 }  // namespace
 }  // namespace foresight::trainer
