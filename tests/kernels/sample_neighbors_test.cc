@@ -22,6 +22,14 @@ namespace {
 
 Tensor I64(const std::vector<int64_t>& v) { return testing::TensorOf(v); }
 
+// `n` seeds drawn uniformly (with repeats) from [0, below).
+std::vector<int64_t> RandomSeeds(int64_t n, int64_t below, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> seeds(static_cast<size_t>(n));
+  for (auto& s : seeds) s = static_cast<int64_t>(rng() % static_cast<uint64_t>(below));
+  return seeds;
+}
+
 Tensor ToDType(const std::vector<int64_t>& v, DType dtype) {
   if (dtype == DType::kI64) return I64(v);
   Tensor t = Tensor::Empty({static_cast<int64_t>(v.size())}, DType::kI32);
@@ -131,9 +139,7 @@ TEST_P(SampleNeighborsTest, DistinctPositionsWithLargeFanout) {
 
 TEST_P(SampleNeighborsTest, SameResultForAnyThreadCountAndSeedPosition) {
   const TestGraph g = RandomGraph(5000, 30, 11, GetParam());
-  std::vector<int64_t> seeds(3000);
-  std::mt19937_64 rng(5);
-  for (auto& s : seeds) s = static_cast<int64_t>(rng() % 5000);
+  const std::vector<int64_t> seeds = RandomSeeds(3000, 5000, 5);
   ThreadPool one(1), two(2), three(3);
   const RngKey key = RngKey::FromSeed(42).Fold(7);
   Tensor p1, n1, p2, n2, p3, n3;
@@ -330,9 +336,7 @@ TEST_P(SampleNeighborsTest, UnmaskedMatchesNaiveFloyd) {
 
 TEST_P(SampleNeighborsTest, AllOnesMaskGivesTheUnmaskedBits) {
   const TestGraph g = RandomGraph(5000, 60, 13, GetParam());
-  std::vector<int64_t> seeds(3000);
-  std::mt19937_64 rng(8);
-  for (auto& s : seeds) s = static_cast<int64_t>(rng() % 5000);
+  const std::vector<int64_t> seeds = RandomSeeds(3000, 5000, 8);
   const Tensor ones = U8(std::vector<uint8_t>(5000, 1));
   ThreadPool two(2);
   const ExecContext ctx = CpuContext(0, &two);
@@ -349,9 +353,7 @@ TEST_P(SampleNeighborsTest, AllOnesMaskGivesTheUnmaskedBits) {
 TEST_P(SampleNeighborsTest, MaskedSameForAnyThreadCount) {
   const TestGraph g = RandomGraph(5000, 50, 17, GetParam());
   const Tensor mask = U8(RandomMask(5000, 0.25, 6));
-  std::vector<int64_t> seeds(4000);
-  std::mt19937_64 rng(2);
-  for (auto& s : seeds) s = static_cast<int64_t>(rng() % 5000);
+  const std::vector<int64_t> seeds = RandomSeeds(4000, 5000, 2);
   ThreadPool one(1), three(3);
   const RngKey key = RngKey::FromSeed(5).Fold(1);
   for (int64_t fanout : {-1, 4, 15}) {
@@ -435,9 +437,7 @@ TEST_P(SampleNeighborsTest, MaskErrors) {
 // must equal the op's output, with any thread count, masked or not.
 TEST_P(SampleNeighborsTest, SinkSeesEveryEntryInOrderOnce) {
   const TestGraph g = RandomGraph(5000, 30, 19, GetParam());
-  std::vector<int64_t> seeds(3000);
-  std::mt19937_64 rng(8);
-  for (auto& s : seeds) s = static_cast<int64_t>(rng() % 5000);
+  const std::vector<int64_t> seeds = RandomSeeds(3000, 5000, 8);
   const Tensor all_ones = U8(std::vector<uint8_t>(5000, 1));
   const RngKey key = RngKey::FromSeed(4).Fold(2);
   for (int threads : {1, 2, 3}) {
