@@ -37,10 +37,6 @@ class LocalIdMap {
   // the graph's indices; the batch is then unusable (callers Reset).
   Status Relabel(int64_t* ids, int64_t n);
 
-  // Makes room for `n` node-list entries, so that appending up to n keeps
-  // nodes().data() where it is.
-  void Reserve(int64_t n) { nodes_.reserve(static_cast<size_t>(n)); }
-
   // Empties the map in O(1); the table stays allocated for the next batch.
   void Reset();
 

@@ -71,31 +71,19 @@ Status NeighborSampler::CheckSeedsResident(const Tensor& source_mask) const {
 
 Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
                                   kernels::Csr* block) {
-  const int64_t num_dst = map_->size();
+  // The frontier is a copy of the map's first nodes: the relabelling below
+  // appends to the map's node list while the op still reads the frontier.
+  const Tensor frontier = map_->NodesTensor();
+  // Relabel in place while sampling: the sink gets the sampled global ids
+  // chunk by chunk in order and turns them into the block's local ids, on
+  // whichever thread is free.
+  internal::LocalIdMap* map = map_.get();
+  const kernels::SampleSink relabel = [map](int64_t* ids, int64_t begin, int64_t end) {
+    return map->Relabel(ids + begin, end - begin);
+  };
   Tensor indptr, neighbors;
-  if (fanout >= 0) {
-    // Relabel in place while sampling: the sink gets the sampled global ids
-    // chunk by chunk in order and turns them into the block's local ids, on
-    // whichever thread is free. The frontier is a view of the map's node
-    // list, which the relabelling appends to; reserving the most the hop
-    // can add keeps the view's storage where it is.
-    map_->Reserve(std::min(num_dst + num_dst * fanout, graph_.num_dst()) + 1);
-    const Tensor frontier = Tensor::FromBlob(const_cast<int64_t*>(map_->nodes().data()), {num_dst}, DType::kI64);
-    internal::LocalIdMap* map = map_.get();
-    const kernels::SampleSink relabel = [map](int64_t* ids, int64_t begin, int64_t end) {
-      return map->Relabel(ids + begin, end - begin);
-    };
-    FS_RETURN_IF_ERROR(kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors,
-                                                source_mask, &relabel));
-  } else {
-    // All neighbours: the hop's size is known only from the rows, so the
-    // relabelling follows the sampling (the map does not change until
-    // SampleNeighbors has returned).
-    const Tensor frontier = Tensor::FromBlob(const_cast<int64_t*>(map_->nodes().data()), {num_dst}, DType::kI64);
-    FS_RETURN_IF_ERROR(
-        kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors, source_mask));
-    FS_RETURN_IF_ERROR(map_->Relabel(neighbors.data<int64_t>(), neighbors.numel()));
-  }
+  FS_RETURN_IF_ERROR(
+      kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors, source_mask, &relabel));
   block->indptr = std::move(indptr);
   block->indices = std::move(neighbors);
   block->num_src = map_->size();
