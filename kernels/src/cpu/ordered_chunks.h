@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -19,9 +20,9 @@
 
 namespace foresight::kernels::cpu {
 
-template <typename Consume>  // Status(int64_t chunk)
 class OrderedChunks {
  public:
+  using Consume = std::function<Status(int64_t chunk)>;
   OrderedChunks(int64_t chunks, Consume consume)
       : chunks_(chunks), done_(new std::atomic<bool>[static_cast<size_t>(chunks > 0 ? chunks : 1)]),
         consume_(std::move(consume)) {

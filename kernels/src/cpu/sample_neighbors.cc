@@ -296,7 +296,7 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
   int64_t* out = nbrs.data<int64_t>();
   // The sink sees each chunk's neighbours, in chunk order, as soon as the
   // chunks before it are done too (ordered_chunks.h).
-  OrderedChunks<std::function<Status(int64_t)>> ordered(sink != nullptr ? chunks : 0, [&](int64_t c) {
+  OrderedChunks ordered(sink != nullptr ? chunks : 0, [&](int64_t c) {
     const int64_t b = chunk_offset[c], e = b + chunk_total[c];
     return e > b ? (*sink)(out, b, e) : Status::OK();
   });
