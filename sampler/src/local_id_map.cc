@@ -90,7 +90,9 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
   const size_t mask = mask_;
   const uint32_t stamp = stamp_;
   const int64_t first = size();
-  nodes_.resize(static_cast<size_t>(std::min(first + n, num_nodes_)));
+  // One spare slot: a node's global id is written at nodes[next] before it
+  // is known whether the node is new.
+  nodes_.resize(static_cast<size_t>(std::min(first + n, num_nodes_)) + 1);
   int64_t* nodes = nodes_.data();
   int32_t next = static_cast<int32_t>(first);
   for (int64_t e = 0; e < n; ++e) {
@@ -105,20 +107,19 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
                       std::to_string(num_nodes) + ") (run ValidateCsr on the graph)");
     }
     size_t h = Home(v);
-    for (;;) {
-      Entry& t = table[h];
-      if (t.stamp != stamp) {  // empty: v is new
-        t = Entry{v, next, stamp};
-        nodes[next] = v;
-        ids[e] = next++;
-        break;
-      }
-      if (t.node == v) {
-        ids[e] = t.local;
-        break;
-      }
-      h = (h + 1) & mask;
-    }
+    // Skip occupied entries of other nodes (rare: the table is at most half
+    // full). Whether v is new or seen is then a coin flip the branch
+    // predictor would lose about half the time, so both cases run the same
+    // straight-line code: rewrite the entry (unchanged when v was seen),
+    // write v at nodes[next] and advance next only when v is new.
+    while (table[h].stamp == stamp && table[h].node != v) h = (h + 1) & mask;
+    Entry& t = table[h];
+    const bool is_new = t.stamp != stamp;
+    const int32_t local = is_new ? next : t.local;
+    t = Entry{v, local, stamp};
+    nodes[next] = v;
+    next += is_new;
+    ids[e] = local;
   }
   nodes_.resize(static_cast<size_t>(next));
   return Status::OK();

@@ -105,27 +105,53 @@ DrawWords ChooseDrawWords() {
   return PhiloxDrawsXY;
 }
 
-// Fanouts up to kSmallK (the usual 10-15 draws per node) take a set
-// of taken positions that is just the draws so far, padded with -1:
-// membership is four AVX2 compares, with no hashing and no table to clear
-// per seed. The same set as TakenSet, so the same draws.
+// Fanouts up to kSmallK (the usual 10-15 draws per node) take a set of
+// taken positions that is just the draws so far, held in four AVX2
+// registers padded with -1: membership is four compares, and draw j
+// enters lane j by a blend, with no hashing, no table to clear per seed and
+// no round trip through memory (a 64-bit store followed by a 256-bit load
+// of the same bytes cannot be store-forwarded and stalls every draw). The
+// same set as TakenSet, so the same draws.
 constexpr int64_t kSmallK = 16;
 
-inline bool Taken16(const int64_t* taken, int64_t t) {
 #if defined(__AVX2__)
-  const __m256i v = _mm256_set1_epi64x(t);
-  const __m256i a = _mm256_cmpeq_epi64(_mm256_load_si256(reinterpret_cast<const __m256i*>(taken)), v);
-  const __m256i b = _mm256_cmpeq_epi64(_mm256_load_si256(reinterpret_cast<const __m256i*>(taken + 4)), v);
-  const __m256i c = _mm256_cmpeq_epi64(_mm256_load_si256(reinterpret_cast<const __m256i*>(taken + 8)), v);
-  const __m256i d = _mm256_cmpeq_epi64(_mm256_load_si256(reinterpret_cast<const __m256i*>(taken + 12)), v);
-  const __m256i any = _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d));
-  return !_mm256_testz_si256(any, any);
+class Taken16 {
+ public:
+  Taken16() : s_{Ones(), Ones(), Ones(), Ones()} {}
+  bool Contains(int64_t t) const {
+    const __m256i v = _mm256_set1_epi64x(t);
+    const __m256i any = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi64(s_[0], v), _mm256_cmpeq_epi64(s_[1], v)),
+                                        _mm256_or_si256(_mm256_cmpeq_epi64(s_[2], v), _mm256_cmpeq_epi64(s_[3], v)));
+    return !_mm256_testz_si256(any, any);
+  }
+  // Puts t in lane j (each lane is written once, in order).
+  void Set(int64_t j, int64_t t) {
+    const __m256i v = _mm256_set1_epi64x(t);
+    const __m256i jj = _mm256_set1_epi64x(j);
+    for (int r = 0; r < 4; ++r) {
+      const __m256i lanes = _mm256_setr_epi64x(4 * r, 4 * r + 1, 4 * r + 2, 4 * r + 3);
+      s_[r] = _mm256_blendv_epi8(s_[r], v, _mm256_cmpeq_epi64(lanes, jj));
+    }
+  }
+
+ private:
+  static __m256i Ones() { return _mm256_set1_epi64x(-1); }
+  __m256i s_[4];
+};
 #else
-  bool found = false;
-  for (int64_t i = 0; i < kSmallK; ++i) found |= taken[i] == t;
-  return found;
+class Taken16 {
+ public:
+  bool Contains(int64_t t) const {
+    bool found = false;
+    for (int64_t i = 0; i < kSmallK; ++i) found |= s_[i] == t;
+    return found;
+  }
+  void Set(int64_t j, int64_t t) { s_[j] = t; }
+
+ private:
+  int64_t s_[kSmallK] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+};
 #endif
-}
 
 // Floyd's draw of k distinct positions of [0, n) for node s, writing the
 // position of draw j to dst[j]. The draws' random words do not depend on
@@ -137,13 +163,13 @@ inline void FloydPositions(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSe
   constexpr int64_t kBlock = 64;  // draws per batch of words (a multiple of kPhiloxLanes)
   alignas(32) uint32_t wx[kBlock], wy[kBlock];
   if (k <= kSmallK) {
-    alignas(32) int64_t small[kSmallK] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    Taken16 small;
     draw_words(key, s, 0, k, wx, wy);
     for (int64_t j = 0; j < k; ++j) {
       const int64_t m = base + j;  // draw from [0, m]
       int64_t t = static_cast<int64_t>(BelowFromXY(wx[j], wy[j], static_cast<uint64_t>(m + 1)));
-      if (Taken16(small, t)) t = m;  // m is new: earlier draws were all < m
-      small[j] = t;
+      if (small.Contains(t)) t = m;  // m is new: earlier draws were all < m
+      small.Set(j, t);
       dst[j] = t;
     }
     return;

@@ -2,10 +2,19 @@
 // row blocks, the pipeline's stages) runs here, so nothing oversubscribes the
 // cores. Loop chunking depends only on the problem size and grain, never on
 // the thread count, so per-chunk partial results combine in a fixed order and
-// results are identical with 1 or N threads. Waiting is passive (condition
-// variables), never spinning.
+// results are identical with 1 or N threads.
+//
+// A thread that runs out of work spins briefly (kSpinNanos) before it sleeps
+// on a condition variable. A training step is a chain of parallel loops a
+// few microseconds to a millisecond long; waking a sleeping thread costs
+// tens of microseconds on a virtual machine (the idle vCPU must be woken by
+// the hypervisor), enough that short loops ran on the caller alone before
+// the worker woke. Spinning is off when the pool has more threads than the
+// machine has CPUs, where a spinner would take a core from a thread with
+// work.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -54,11 +63,13 @@ class ThreadPool {
   bool RunOneTask(std::unique_lock<std::mutex>& lock);
 
   int num_threads_;
+  bool spin_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
+  std::atomic<int64_t> queued_{0};  // tasks_.size(), readable without mu_
+  std::atomic<bool> stop_{false};
 };
 
 // The process-wide pool, sized by SetDefaultThreads (default: online CPUs).
