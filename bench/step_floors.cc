@@ -71,10 +71,10 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& b, const kernels:
     }
   }
   // The sampler's id table (sampler/src/local_id_map.h): a power of two of
-  // at least 4096 and twice the batch's nodes; node v's home entry is the
+  // at least 4096 and four times the batch's nodes; node v's home entry is the
   // top bits of v times the golden ratio.
   int log = 12;
-  while ((int64_t{1} << log) < 2 * b.input_nodes.numel()) ++log;
+  while ((int64_t{1} << log) < 4 * b.input_nodes.numel()) ++log;
   r.id_table_entries = int64_t{1} << log;
   for (size_t h = 0; h < fanouts.size(); ++h) {
     const kernels::Csr& blk = b.blocks[b.blocks.size() - 1 - h];

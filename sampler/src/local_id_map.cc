@@ -13,6 +13,20 @@ constexpr int64_t kPrefetchDistance = 16;
 constexpr int64_t kMaxLocalIds = std::numeric_limits<int32_t>::max();
 constexpr int kMinLogCapacity = 12;
 
+// Returns x, hiding from the optimiser how it was computed: a flag made
+// from a comparison then stays a value (setcc) instead of being turned back
+// into a branch on it.
+inline int32_t Opaque(int32_t x) {
+  asm("" : "+r"(x));
+  return x;
+}
+
+// True when entry t belongs to the batch `stamp` and to another node than
+// v: one branch, rarely taken, where && would branch on whether v is new.
+inline bool OtherNodeAt(int64_t node, uint32_t entry_stamp, int64_t v, uint32_t stamp) {
+  return (Opaque(entry_stamp == stamp) & Opaque(node != v)) != 0;
+}
+
 }  // namespace
 
 Status LocalIdMap::Fit(int64_t count) {
@@ -21,7 +35,7 @@ Status LocalIdMap::Fit(int64_t count) {
                              " distinct nodes, beyond the 2^31-1 local ids of a block");
   }
   int log = kMinLogCapacity;
-  while ((int64_t{1} << log) < 2 * count) ++log;
+  while ((int64_t{1} << log) < 4 * count) ++log;
   if (!table_.empty() && table_.size() >= (size_t{1} << log)) return Status::OK();
   std::vector<Entry> bigger(size_t{1} << log, Entry{0, 0, 0});
   table_.swap(bigger);
@@ -106,16 +120,19 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
       return DataLoss("NeighborSampler: graph.indices holds node " + std::to_string(v) + ", outside [0, " +
                       std::to_string(num_nodes) + ") (run ValidateCsr on the graph)");
     }
-    size_t h = Home(v);
-    // Skip occupied entries of other nodes (rare: the table is at most half
+    // Skip the entries of other nodes (rare: the table is at most half
     // full). Whether v is new or seen is then a coin flip the branch
     // predictor would lose about half the time, so both cases run the same
     // straight-line code: rewrite the entry (unchanged when v was seen),
-    // write v at nodes[next] and advance next only when v is new.
-    while (table[h].stamp == stamp && table[h].node != v) h = (h + 1) & mask;
+    // write v at nodes[next] and advance next only when v is new, with the
+    // local id picked by a mask (the compiler turns && and ?: into exactly
+    // the branches to avoid).
+    size_t h = Home(v);
+    while (OtherNodeAt(table[h].node, table[h].stamp, v, stamp)) h = (h + 1) & mask;
     Entry& t = table[h];
-    const bool is_new = t.stamp != stamp;
-    const int32_t local = is_new ? next : t.local;
+    const int32_t is_new = Opaque(t.stamp != stamp);
+    const int32_t pick_next = -is_new;  // all ones when new
+    const int32_t local = (t.local & ~pick_next) | (next & pick_next);
     t = Entry{v, local, stamp};
     nodes[next] = v;
     next += is_new;

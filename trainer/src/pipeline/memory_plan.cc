@@ -102,10 +102,10 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
 
   const BatchBound bb = BoundBatch(in, n, d.num_edges());
   // The sample stage's and evaluation's samplers: an id table each, sized
-  // to the batch (16-byte entries, at least twice the nodes, a power of
-  // two: at most 64 bytes per node), of at least 4096 entries.
+  // to the batch (16-byte entries, at least four times the nodes, a power
+  // of two: at most 128 bytes per node), of at least 4096 entries.
   const int64_t chunk_sources = MaxChunkSources(d.indptr(), o.eval_batch_size);
-  auto id_table = [](int64_t nodes) { return std::max<int64_t>(64 * nodes, 4096 * 16); };
+  auto id_table = [](int64_t nodes) { return std::max<int64_t>(128 * nodes, 4096 * 16); };
   add("samplers' id tables", id_table(bb.rows) + id_table(o.eval_batch_size + chunk_sources));
   // A sampled batch's ids and blocks (as probed, else 8 bytes per row and
   // 16 per edge: i64 indices and indptr), plus its plan and the planner's
