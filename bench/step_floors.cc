@@ -1,7 +1,9 @@
 #include "step_floors.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <utility>
 
 namespace foresight::bench {
 namespace {
@@ -73,6 +75,11 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& b, const kernels:
   // The sampler's id table (sampler/src/local_id_map.h): a power of two of
   // at least 4096 and four times the batch's nodes; node v's home entry is the
   // top bits of v times the golden ratio.
+  for (size_t h = 0; h < fanouts.size(); ++h) {
+    const kernels::Csr& blk = b.blocks[b.blocks.size() - 1 - h];
+    r.frontiers.emplace_back(in, in + blk.num_dst());
+    r.hop_fanouts.push_back(fanouts[h]);
+  }
   int log = 12;
   while ((int64_t{1} << log) < 4 * b.input_nodes.numel()) ++log;
   r.id_table_entries = int64_t{1} << log;
@@ -106,6 +113,69 @@ void SamplingFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr&
   }
   RandomReads(pool, id_table, r.id_slots.data(), static_cast<int64_t>(r.id_slots.size()), scratch + np);
   g_sink = static_cast<uint64_t>(scratch[0]);
+}
+
+namespace {
+
+// One chunk of a hop for the chain floor: neighbours read into `nb`, then
+// their id slots read; returns a checksum.
+template <typename I>
+uint64_t ChainChunk(const int64_t* ip, const I* idx, const int64_t* frontier, int64_t b, int64_t e, int64_t fanout,
+                    const int64_t* id_table, int shift, std::vector<int64_t>* nb) {
+  constexpr int64_t kStep = 8;  // destinations per pipeline step
+  nb->clear();
+  auto count = [&](int64_t v, int64_t* s) {
+    *s = ip[v];
+    const int64_t d = ip[v + 1] - *s;
+    return std::pair<int64_t, int64_t>(d, fanout < 0 || fanout >= d ? d : fanout);
+  };
+  for (int64_t i = b; i < e; ++i) {
+    if (i + 2 * kStep < e) __builtin_prefetch(ip + frontier[i + 2 * kStep]);
+    if (i + kStep < e) {
+      const int64_t v = frontier[i + kStep];
+      int64_t s;
+      const auto [d, k] = count(v, &s);
+      for (int64_t j = 0; j < k; ++j) __builtin_prefetch(idx + (k == d ? s + j : s + Pick(v, j, d)));
+    }
+    const int64_t v = frontier[i];
+    int64_t s;
+    const auto [d, k] = count(v, &s);
+    for (int64_t j = 0; j < k; ++j) nb->push_back(static_cast<int64_t>(idx[k == d ? s + j : s + Pick(v, j, d)]));
+  }
+  uint64_t sum = 0;
+  const int64_t n = static_cast<int64_t>(nb->size());
+  const int64_t* u = nb->data();
+  auto slot = [&](int64_t x) { return 2 * static_cast<int64_t>((static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ull) >> shift); };
+  for (int64_t j = 0; j < n; ++j) {
+    if (j + kAhead < n) __builtin_prefetch(id_table + slot(u[j + kAhead]));
+    sum += static_cast<uint64_t>(id_table[slot(u[j])]);
+  }
+  return sum;
+}
+
+}  // namespace
+
+void SamplingChainFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph,
+                        const int64_t* id_table) {
+  const int64_t* ip = graph.indptr.data<int64_t>();
+  int log = 0;
+  while ((int64_t{1} << log) < r.id_table_entries) ++log;
+  const int shift = 64 - log;
+  std::atomic<uint64_t> sum{0};
+  for (size_t h = 0; h < r.frontiers.size(); ++h) {
+    const std::vector<int64_t>& f = r.frontiers[h];
+    // Chunks of 128 destinations, as the sampler cuts a hop.
+    pool->ParallelFor(static_cast<int64_t>(f.size()), 128, [&](int64_t b, int64_t e) {
+      thread_local std::vector<int64_t> nb;
+      const uint64_t s = graph.indices.dtype() == DType::kI32
+                             ? ChainChunk(ip, graph.indices.data<int32_t>(), f.data(), b, e, r.hop_fanouts[h],
+                                          id_table, shift, &nb)
+                             : ChainChunk(ip, graph.indices.data<int64_t>(), f.data(), b, e, r.hop_fanouts[h],
+                                          id_table, shift, &nb);
+      sum.fetch_add(s, std::memory_order_relaxed);
+    });
+  }
+  g_sink = sum.load();
 }
 
 void GatherFloor(ThreadPool* pool, const Tensor& table, const Tensor& ids, Tensor* out) {

@@ -31,6 +31,10 @@ struct SamplingReads {
   std::vector<int64_t> positions;  // per read neighbour: its position in indices
   std::vector<int64_t> id_slots;   // per sampled edge: the id-table word its relabelling reads (2 per entry)
   int64_t id_table_entries = 0;    // the batch's id table size (as the sampler sizes it)
+  // Per hop, seeds outward: its destinations and its fanout (the chain
+  // floor follows the reads hop by hop).
+  std::vector<std::vector<int64_t>> frontiers;
+  std::vector<int64_t> hop_fanouts;
 };
 
 // Records the reads of `batch` over `graph` with `fanouts` (seeds outward).
@@ -48,6 +52,17 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& batch, const kern
 // r.id_table_entries entries.
 void SamplingFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph, const int64_t* id_table,
                    int64_t* scratch);
+
+// Sampling's chain floor: the same reads in the order their addresses
+// become known, as any sampler must make them. Hop by hop, over chunks of
+// the hop's destinations in parallel: a destination's indptr entries
+// (prefetched two steps ahead), then its neighbour positions (prefetched
+// one step ahead, once its indptr is in), then, per chunk, the id-table
+// slot of each neighbour read (prefetched ahead). No draws, no
+// relabelling order, no bookkeeping: the rate the memory system gives the
+// dependent pattern, where SamplingFloor gives the independent one.
+void SamplingChainFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph,
+                        const int64_t* id_table);
 
 // Gather's floor: out[i] = table[ids[i]], one memcpy per row, with the
 // rows a few ahead prefetched. `table` is [rows, F] f32, ids i64.
