@@ -4,7 +4,8 @@
 Runs bench/phase_bench (built as build/bench/phase_bench) on a dataset,
 prints its JSON line, and with --table a readable table of each phase's
 seconds per batch, bytes per batch, floor and ratio (target: every non-GEMM
-phase within 1.5x of its floor).
+phase within 1.5x of its floor), and for sampling its chain floor (the same
+reads in the order their addresses become known).
 
   python3 bench/phase_floors.py --dataset /tmp/bench/rmat1m [--repeat 3]
       [--bench build/bench/phase_bench] [--table] [-- extra phase_bench flags]
@@ -47,8 +48,11 @@ def main():
               f"{'isolated floor ms':>18} {'ratio':>6}", file=sys.stderr)
         for name, p in best["phases"].items():
             if "in_step_ratio" in p:
+                chain = ""
+                if "in_step_chain_ratio" in p:
+                    chain = f"   (chain floor {p['in_step_chain_floor_seconds']*1e3:.2f} ms, ratio {p['in_step_chain_ratio']:.2f})"
                 print(f"{name:<12} {p['seconds']*1e3:9.2f} {p['bytes']/1e6:9.2f} {p['in_step_floor_seconds']*1e3:17.2f} "
-                      f"{p['in_step_ratio']:6.2f} {p['isolated_floor_seconds']*1e3:18.2f} {p['isolated_ratio']:6.2f}",
+                      f"{p['in_step_ratio']:6.2f} {p['isolated_floor_seconds']*1e3:18.2f} {p['isolated_ratio']:6.2f}{chain}",
                       file=sys.stderr)
             else:
                 print(f"{name:<12} {p['seconds']*1e3:9.2f}   (no floor)", file=sys.stderr)
