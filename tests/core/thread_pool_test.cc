@@ -1,7 +1,9 @@
 #include "foresight/core/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "testing/testing.h"
 
@@ -59,6 +61,31 @@ TEST(ThreadPool, SubmitRunsTasks) {
     for (int i = 0; i < 8; ++i) fs.push_back(pool.Submit([&] { n++; }));
     for (auto& f : fs) f.get();
     EXPECT_EQ(n.load(), 8);
+  }
+}
+
+// Idle workers spin before they sleep (thread_pool.h). Work handed over at
+// every point of that cycle (while a worker spins, as it gives up, and long
+// after it sleeps) must run exactly once, and a pool whose workers sleep or
+// spin must shut down. Also with more threads than CPUs, where nobody spins.
+TEST(ThreadPool, HandsWorkToSpinningAndSleepingWorkers) {
+  for (int threads : {2, 3, 4 * OnlineCpus()}) {
+    ThreadPool pool(threads);
+    int64_t want = 0;
+    std::atomic<int64_t> got{0};
+    for (int round = 0; round < 400; ++round) {
+      // Gaps from none to well past the spin time.
+      if (round % 4 == 1) std::this_thread::sleep_for(std::chrono::microseconds(60));
+      if (round % 4 == 3) std::this_thread::sleep_for(std::chrono::microseconds(400));
+      const int64_t n = 1 + round % 7;
+      pool.ParallelForChunks(n, 1, [&](int64_t c, int64_t, int64_t) { got.fetch_add(c + 1); });
+      want += n * (n + 1) / 2;
+      if (round % 5 == 0) {
+        pool.Submit([&] { got.fetch_add(1000); }).get();
+        want += 1000;
+      }
+    }
+    EXPECT_EQ(got.load(), want) << threads << " threads";
   }
 }
 
