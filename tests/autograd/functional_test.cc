@@ -123,6 +123,7 @@ struct AggregateCase {
   testing::SelfLoops loops;
   int64_t num_dst, num_src;
 };
+void PrintTo(const AggregateCase& c, std::ostream* os) { *os << c.name; }
 
 class AggregateTest : public ::testing::TestWithParam<AggregateCase> {};
 

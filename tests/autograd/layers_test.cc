@@ -100,6 +100,7 @@ struct BlockCase {
   SelfLoops loops;
   bool i32 = false;  // index dtype of the block
 };
+void PrintTo(const BlockCase& c, std::ostream* os) { *os << c.name; }
 
 // in < out and in > out exercise both orders of transform and aggregation.
 const BlockCase kBlockCases[] = {
@@ -217,6 +218,7 @@ struct GatCase {
   int heads;
   bool concat;
 };
+void PrintTo(const GatCase& c, std::ostream* os) { *os << c.heads << (c.concat ? " heads concat" : " heads mean"); }
 
 class GatTest : public ::testing::TestWithParam<std::tuple<BlockCase, GatCase>> {};
 

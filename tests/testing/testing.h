@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -81,3 +82,9 @@ void RunUnprivileged(const std::vector<std::string>& accessible, const std::func
 std::string SharedDataset(const std::string& name);
 
 }  // namespace foresight::testing
+
+namespace foresight {
+// How gtest shows a DType test parameter (found by argument-dependent
+// lookup), instead of its byte.
+inline void PrintTo(DType t, std::ostream* os) { *os << DTypeName(t); }
+}  // namespace foresight

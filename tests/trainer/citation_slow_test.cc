@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <ostream>
 #include <string>
 
 #include "citation_accuracy.h"
@@ -73,6 +74,11 @@ struct Bar {
   const char* model;
   double min_mean_test_acc;
 };
+
+// How gtest (and so ctest's test list) shows a Bar, instead of its bytes.
+void PrintTo(const Bar& b, std::ostream* os) {
+  *os << b.dataset << " " << b.model << " >= " << b.min_mean_test_acc;
+}
 
 class CitationBarTest : public CitationSlowTest, public ::testing::WithParamInterface<Bar> {};
 
