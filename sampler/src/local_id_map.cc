@@ -109,10 +109,13 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
   nodes_.resize(static_cast<size_t>(std::min(first + n, num_nodes_)) + 1);
   int64_t* nodes = nodes_.data();
   int32_t next = static_cast<int32_t>(first);
+  // A local copy: the entry stores below could alias the member as far as
+  // the compiler knows, and it would reload it twice per id.
+  const int shift = shift_;
   for (int64_t e = 0; e < n; ++e) {
     if (e + kPrefetchDistance < n) {
       const uint64_t ahead = static_cast<uint64_t>(ids[e + kPrefetchDistance]);
-      if (ahead < num_nodes) __builtin_prefetch(table + Home(static_cast<int64_t>(ahead)), 1);
+      if (ahead < num_nodes) __builtin_prefetch(table + HomeOf(static_cast<int64_t>(ahead), shift), 1);
     }
     const int64_t v = ids[e];
     if (static_cast<uint64_t>(v) >= num_nodes) {
@@ -120,14 +123,14 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
       return DataLoss("NeighborSampler: graph.indices holds node " + std::to_string(v) + ", outside [0, " +
                       std::to_string(num_nodes) + ") (run ValidateCsr on the graph)");
     }
-    // Skip the entries of other nodes (rare: the table is at most half
-    // full). Whether v is new or seen is then a coin flip the branch
+    // Skip the entries of other nodes (rare: the table is at most a
+    // quarter full). Whether v is new or seen is then a coin flip the branch
     // predictor would lose about half the time, so both cases run the same
     // straight-line code: rewrite the entry (unchanged when v was seen),
     // write v at nodes[next] and advance next only when v is new, with the
     // local id picked by a mask (the compiler turns && and ?: into exactly
     // the branches to avoid).
-    size_t h = Home(v);
+    size_t h = HomeOf(v, shift);
     while (OtherNodeAt(table[h].node, table[h].stamp, v, stamp)) h = (h + 1) & mask;
     Entry& t = table[h];
     const int32_t is_new = Opaque(t.stamp != stamp);

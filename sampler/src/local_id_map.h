@@ -57,9 +57,11 @@ class LocalIdMap {
   // at half full a third of the lookups met another node first, and the
   // probe loop's branch, mispredicted on each of them, cost 8% of sampling.
   Status Fit(int64_t count);
-  size_t Home(int64_t node) const {
-    return static_cast<size_t>((static_cast<uint64_t>(node) * 0x9E3779B97F4A7C15ull) >> shift_);
+  // A node's home entry: the top bits of node times the golden ratio.
+  static size_t HomeOf(int64_t node, int shift) {
+    return static_cast<size_t>((static_cast<uint64_t>(node) * 0x9E3779B97F4A7C15ull) >> shift);
   }
+  size_t Home(int64_t node) const { return HomeOf(node, shift_); }
 
   std::vector<Entry> table_;
   size_t mask_ = 0;
