@@ -26,6 +26,13 @@ inline int64_t Pick(int64_t v, int64_t j, int64_t n) {
   return static_cast<int64_t>((static_cast<unsigned __int128>(h) * static_cast<uint64_t>(n)) >> 64);
 }
 
+// The int64 word of the sampler's id table that node v's home entry
+// starts at (16-byte entries; home = top `64 - shift` bits of v times the
+// golden ratio, as sampler/src/local_id_map.h hashes).
+inline int64_t IdSlot(int64_t v, int shift) {
+  return 2 * static_cast<int64_t>((static_cast<uint64_t>(v) * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
 // dst[i] = src[where[i]] for i in [0, n), reads prefetched kAhead ahead.
 template <typename T>
 void RandomReads(ThreadPool* pool, const T* src, const int64_t* where, int64_t n, int64_t* dst) {
@@ -65,6 +72,8 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& b, const kernels:
     // Hop h samples for blocks[L-1-h]; its destinations are the first
     // num_dst input nodes, and its sources are local ids into input_nodes.
     const kernels::Csr& blk = b.blocks[b.blocks.size() - 1 - h];
+    r.frontiers.emplace_back(in, in + blk.num_dst());
+    r.hop_fanouts.push_back(fanouts[h]);
     for (int64_t i = 0; i < blk.num_dst(); ++i) {
       const int64_t v = in[i], s = ip[v], d = ip[v + 1] - s;
       r.rows.push_back(v);
@@ -75,11 +84,6 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& b, const kernels:
   // The sampler's id table (sampler/src/local_id_map.h): a power of two of
   // at least 4096 and four times the batch's nodes; node v's home entry is the
   // top bits of v times the golden ratio.
-  for (size_t h = 0; h < fanouts.size(); ++h) {
-    const kernels::Csr& blk = b.blocks[b.blocks.size() - 1 - h];
-    r.frontiers.emplace_back(in, in + blk.num_dst());
-    r.hop_fanouts.push_back(fanouts[h]);
-  }
   int log = 12;
   while ((int64_t{1} << log) < 4 * b.input_nodes.numel()) ++log;
   r.id_table_entries = int64_t{1} << log;
@@ -89,7 +93,7 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& b, const kernels:
     for (int64_t e = 0; e < blk.num_edges(); ++e) {
       const uint64_t v = static_cast<uint64_t>(in[local[e]]);
       // Entry h's node field is int64 number 2h of the table.
-      r.id_slots.push_back(2 * static_cast<int64_t>((v * 0x9E3779B97F4A7C15ull) >> (64 - log)));
+      r.id_slots.push_back(IdSlot(static_cast<int64_t>(v), 64 - log));
     }
   }
   return r;
@@ -145,10 +149,9 @@ uint64_t ChainChunk(const int64_t* ip, const I* idx, const int64_t* frontier, in
   uint64_t sum = 0;
   const int64_t n = static_cast<int64_t>(nb->size());
   const int64_t* u = nb->data();
-  auto slot = [&](int64_t x) { return 2 * static_cast<int64_t>((static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ull) >> shift); };
   for (int64_t j = 0; j < n; ++j) {
-    if (j + kAhead < n) __builtin_prefetch(id_table + slot(u[j + kAhead]));
-    sum += static_cast<uint64_t>(id_table[slot(u[j])]);
+    if (j + kAhead < n) __builtin_prefetch(id_table + IdSlot(u[j + kAhead], shift));
+    sum += static_cast<uint64_t>(id_table[IdSlot(u[j], shift)]);
   }
   return sum;
 }
