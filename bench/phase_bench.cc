@@ -600,11 +600,11 @@ int Main(int argc, char** argv) {
       reads.push_back(RecordSamplingReads(sb, graph, a.fanouts));
       scratch = std::max({scratch, reads.back().positions.size() + reads.back().id_slots.size(),
                           static_cast<size_t>(sb.sampled_edges)});
-      id_entries = std::max(id_entries, reads.back().id_table_entries);
+      id_entries = std::max(id_entries, reads.back().id_table_entries * reads.back().id_entry_words);
       for (const kernels::Csr& blk : sb.blocks) scratch_b = std::max(scratch_b, static_cast<size_t>(blk.num_edges()));
     }
   }
-  Tensor id_table = Tensor::Zeros({2 * id_entries}, DType::kI64);
+  Tensor id_table = Tensor::Zeros({id_entries}, DType::kI64);  // int64 words
   std::vector<int64_t> scratch_a(scratch), scratch_bb(scratch_b);
   OptimizerState opt_floor;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 namespace foresight::bench {
@@ -27,10 +28,10 @@ inline int64_t Pick(int64_t v, int64_t j, int64_t n) {
 }
 
 // The int64 word of the sampler's id table that node v's home entry
-// starts at (16-byte entries; home = top `64 - shift` bits of v times the
-// golden ratio, as sampler/src/local_id_map.h hashes).
-inline int64_t IdSlot(int64_t v, int shift) {
-  return 2 * static_cast<int64_t>((static_cast<uint64_t>(v) * 0x9E3779B97F4A7C15ull) >> shift);
+// starts at (entries of `words` int64 words; home = top `64 - shift` bits
+// of v times the golden ratio, as sampler/src/local_id_map.h hashes).
+inline int64_t IdSlot(int64_t v, int shift, int words) {
+  return words * static_cast<int64_t>((static_cast<uint64_t>(v) * 0x9E3779B97F4A7C15ull) >> shift);
 }
 
 // dst[i] = src[where[i]] for i in [0, n), reads prefetched kAhead ahead.
@@ -82,18 +83,19 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& b, const kernels:
     }
   }
   // The sampler's id table (sampler/src/local_id_map.h): a power of two of
-  // at least 4096 and four times the batch's nodes; node v's home entry is the
-  // top bits of v times the golden ratio.
+  // at least 4096 and four times the batch's nodes, 8-byte entries (16 on
+  // graphs of 2^31 nodes and more); node v's home entry is the top bits of v
+  // times the golden ratio.
   int log = 12;
   while ((int64_t{1} << log) < 4 * b.input_nodes.numel()) ++log;
   r.id_table_entries = int64_t{1} << log;
+  r.id_entry_words = graph.num_dst() > std::numeric_limits<int32_t>::max() ? 2 : 1;
   for (size_t h = 0; h < fanouts.size(); ++h) {
     const kernels::Csr& blk = b.blocks[b.blocks.size() - 1 - h];
     const int64_t* local = blk.indices.data<int64_t>();
     for (int64_t e = 0; e < blk.num_edges(); ++e) {
       const uint64_t v = static_cast<uint64_t>(in[local[e]]);
-      // Entry h's node field is int64 number 2h of the table.
-      r.id_slots.push_back(IdSlot(static_cast<int64_t>(v), 64 - log));
+      r.id_slots.push_back(IdSlot(static_cast<int64_t>(v), 64 - log, r.id_entry_words));
     }
   }
   return r;
@@ -125,7 +127,7 @@ namespace {
 // their id slots read; returns a checksum.
 template <typename I>
 uint64_t ChainChunk(const int64_t* ip, const I* idx, const int64_t* frontier, int64_t b, int64_t e, int64_t fanout,
-                    const int64_t* id_table, int shift, std::vector<int64_t>* nb) {
+                    const int64_t* id_table, int shift, int words, std::vector<int64_t>* nb) {
   constexpr int64_t kStep = 8;  // destinations per pipeline step
   nb->clear();
   auto count = [&](int64_t v, int64_t* s) {
@@ -150,8 +152,8 @@ uint64_t ChainChunk(const int64_t* ip, const I* idx, const int64_t* frontier, in
   const int64_t n = static_cast<int64_t>(nb->size());
   const int64_t* u = nb->data();
   for (int64_t j = 0; j < n; ++j) {
-    if (j + kAhead < n) __builtin_prefetch(id_table + IdSlot(u[j + kAhead], shift));
-    sum += static_cast<uint64_t>(id_table[IdSlot(u[j], shift)]);
+    if (j + kAhead < n) __builtin_prefetch(id_table + IdSlot(u[j + kAhead], shift, words));
+    sum += static_cast<uint64_t>(id_table[IdSlot(u[j], shift, words)]);
   }
   return sum;
 }
@@ -172,9 +174,9 @@ void SamplingChainFloor(ThreadPool* pool, const SamplingReads& r, const kernels:
       thread_local std::vector<int64_t> nb;
       const uint64_t s = graph.indices.dtype() == DType::kI32
                              ? ChainChunk(ip, graph.indices.data<int32_t>(), f.data(), b, e, r.hop_fanouts[h],
-                                          id_table, shift, &nb)
+                                          id_table, shift, r.id_entry_words, &nb)
                              : ChainChunk(ip, graph.indices.data<int64_t>(), f.data(), b, e, r.hop_fanouts[h],
-                                          id_table, shift, &nb);
+                                          id_table, shift, r.id_entry_words, &nb);
       sum.fetch_add(s, std::memory_order_relaxed);
     });
   }

@@ -29,8 +29,9 @@ namespace foresight::bench {
 struct SamplingReads {
   std::vector<int64_t> rows;       // per destination of every hop: its node (reads indptr[v], indptr[v+1])
   std::vector<int64_t> positions;  // per read neighbour: its position in indices
-  std::vector<int64_t> id_slots;   // per sampled edge: the id-table word its relabelling reads (2 per entry)
+  std::vector<int64_t> id_slots;   // per sampled edge: the id-table word its relabelling reads
   int64_t id_table_entries = 0;    // the batch's id table size (as the sampler sizes it)
+  int id_entry_words = 1;          // int64 words per entry: 1 (32-bit node keys), 2 (64-bit)
   // Per hop, seeds outward: its destinations and its fanout (the chain
   // floor follows the reads hop by hop).
   std::vector<std::vector<int64_t>> frontiers;
@@ -46,10 +47,10 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& batch, const kern
                                   const std::vector<int64_t>& fanouts);
 
 // Sampling's floor: the reads of `r` on the graph's own arrays and on an
-// id table of 16-byte entries laid out as the sampler's (an entry's home
-// slot, no probing), with every read value written out (8 bytes per
-// neighbour, as the sampled blocks are). `id_table` holds at least
-// r.id_table_entries entries.
+// id table laid out as the sampler's (entries of r.id_entry_words int64
+// words, an entry's home slot, no probing), with every read value written
+// out (8 bytes per neighbour, as the sampled blocks are). `id_table` holds
+// at least r.id_table_entries * r.id_entry_words words.
 void SamplingFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph, const int64_t* id_table,
                    int64_t* scratch);
 

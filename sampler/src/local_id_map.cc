@@ -8,10 +8,14 @@ namespace foresight::sampler::internal {
 
 namespace {
 
-// How far ahead Relabel prefetches table entries.
-constexpr int64_t kPrefetchDistance = 16;
+// How far ahead the loops prefetch table entries. At ~5 ns an id, 32 ids
+// cover the latency of an entry that the step's other phases pushed out to
+// the L3 cache; 16 left part of it exposed (0.05 ms a batch in the step).
+constexpr int64_t kPrefetchDistance = 32;
 constexpr int64_t kMaxLocalIds = std::numeric_limits<int32_t>::max();
 constexpr int kMinLogCapacity = 12;
+// tag - base (mod 2^32) below this: the entry belongs to the current batch.
+constexpr uint32_t kLive = uint32_t{1} << 31;
 
 // Returns x, hiding from the optimiser how it was computed: a flag made
 // from a comparison then stays a value (setcc) instead of being turned back
@@ -21,42 +25,50 @@ inline int32_t Opaque(int32_t x) {
   return x;
 }
 
-// True when entry t belongs to the batch `stamp` and to another node than
-// v: one branch, rarely taken, where && would branch on whether v is new.
-inline bool OtherNodeAt(int64_t node, uint32_t entry_stamp, int64_t v, uint32_t stamp) {
-  return (Opaque(entry_stamp == stamp) & Opaque(node != v)) != 0;
+// True when an entry of the current batch holds another node than v: one
+// branch, rarely taken, where && would branch on whether v is new.
+template <typename Key>
+inline bool OtherNodeAt(Key node, uint32_t tag, int64_t v, uint32_t base) {
+  return (Opaque(tag - base < kLive) & Opaque(node != static_cast<Key>(v))) != 0;
 }
 
 }  // namespace
 
-Status LocalIdMap::Fit(int64_t count) {
+template <typename Key>
+Status LocalIdMap::Fit(Table<Key>* table, int64_t count) {
   if (count > kMaxLocalIds) {
     return ResourceExhausted("NeighborSampler: a batch may reach " + std::to_string(count) +
                              " distinct nodes, beyond the 2^31-1 local ids of a block");
   }
   int log = kMinLogCapacity;
   while ((int64_t{1} << log) < 4 * count) ++log;
-  if (!table_.empty() && table_.size() >= (size_t{1} << log)) return Status::OK();
-  std::vector<Entry> bigger(size_t{1} << log, Entry{0, 0, 0});
-  table_.swap(bigger);
-  mask_ = table_.size() - 1;
+  if (table->size() >= (size_t{1} << log)) return Status::OK();
+  // Tag 0 reads as empty for every base in [1, 2^31].
+  Table<Key> bigger(size_t{1} << log, Entry<Key>{0, 0});
+  table->swap(bigger);
+  mask_ = table->size() - 1;
   shift_ = 64 - log;
-  stamp_ = 1;
   // Re-enter the batch's nodes under the new layout.
+  Entry<Key>* t = table->data();
   for (size_t l = 0; l < nodes_.size(); ++l) {
-    size_t h = Home(nodes_[l]);
-    while (table_[h].stamp == stamp_) h = (h + 1) & mask_;
-    table_[h] = Entry{nodes_[l], static_cast<int32_t>(l), stamp_};
+    size_t h = HomeOf(nodes_[l], shift_);
+    while (t[h].tag - base_ < kLive) h = (h + 1) & mask_;
+    t[h] = Entry<Key>{static_cast<Key>(nodes_[l]), base_ + static_cast<uint32_t>(l)};
   }
   return Status::OK();
 }
 
 void LocalIdMap::Reset() {
+  const uint64_t next = uint64_t{base_} + nodes_.size() + 1;
   nodes_.clear();
-  if (++stamp_ == 0) {  // after 2^32 batches the stamps wrap: start clean
-    for (Entry& e : table_) e.stamp = 0;
-    stamp_ = 1;
+  if (next <= max_base_) {
+    base_ = static_cast<uint32_t>(next);
+    return;
   }
+  // The next batch's tags could reach the stale ones: start clean.
+  for (Entry<int32_t>& e : narrow_) e.tag = 0;
+  for (Entry<int64_t>& e : wide_) e.tag = 0;
+  base_ = 1;
 }
 
 Status LocalIdMap::Begin(int64_t num_nodes, const Tensor& ids, const char* what) {
@@ -70,52 +82,78 @@ Status LocalIdMap::Begin(int64_t num_nodes, const Tensor& ids, const char* what)
     return InvalidArgument(std::string(what) + ": " + std::to_string(ids.size(0)) +
                            " nodes exceed the 2^31-1 local ids of one batch");
   }
+  const bool wide = num_nodes > std::numeric_limits<int32_t>::max();
+  if (wide != wide_keys_) {
+    // Another graph: the other key width, and the other table's geometry.
+    narrow_.clear();
+    wide_.clear();
+    wide_keys_ = wide;
+  }
   num_nodes_ = num_nodes;
-  FS_RETURN_IF_ERROR(Fit(ids.size(0)));
+  return wide ? BeginWith(&wide_, ids, what) : BeginWith(&narrow_, ids, what);
+}
+
+template <typename Key>
+Status LocalIdMap::BeginWith(Table<Key>* table, const Tensor& ids, const char* what) {
+  FS_RETURN_IF_ERROR(Fit(table, ids.size(0)));
   const int64_t n = ids.size(0);
+  const int32_t* ids32 = ids.dtype() == DType::kI32 ? ids.data<int32_t>() : nullptr;
+  const int64_t* ids64 = ids32 == nullptr ? ids.data<int64_t>() : nullptr;
+  auto id = [&](int64_t i) { return ids32 != nullptr ? int64_t{ids32[i]} : ids64[i]; };
+  Entry<Key>* t = table->data();
+  const uint64_t num_nodes = static_cast<uint64_t>(num_nodes_);
   nodes_.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = ids.dtype() == DType::kI32 ? ids.data<int32_t>()[i] : ids.data<int64_t>()[i];
-    if (v < 0 || v >= num_nodes) {
+    if (i + kPrefetchDistance < n) {
+      const uint64_t ahead = static_cast<uint64_t>(id(i + kPrefetchDistance));
+      if (ahead < num_nodes) __builtin_prefetch(t + HomeOf(static_cast<int64_t>(ahead), shift_), 1);
+    }
+    const int64_t v = id(i);
+    if (static_cast<uint64_t>(v) >= num_nodes) {
       Reset();
       return OutOfRange(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(v) +
-                        " is out of range [0, " + std::to_string(num_nodes) + ")");
+                        " is out of range [0, " + std::to_string(num_nodes_) + ")");
     }
-    size_t h = Home(v);
-    while (table_[h].stamp == stamp_ && table_[h].node != v) h = (h + 1) & mask_;
-    if (table_[h].stamp == stamp_) {
-      const int32_t first = table_[h].local;
+    size_t h = HomeOf(v, shift_);
+    while (OtherNodeAt(t[h].node, t[h].tag, v, base_)) h = (h + 1) & mask_;
+    if (t[h].tag - base_ < kLive) {
+      const uint32_t first = t[h].tag - base_;
       Reset();
       return InvalidArgument(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(v) +
                              " repeats " + what + "[" + std::to_string(first) +
                              "] (destination nodes must be distinct)");
     }
-    table_[h] = Entry{v, static_cast<int32_t>(i), stamp_};
+    t[h] = Entry<Key>{static_cast<Key>(v), base_ + static_cast<uint32_t>(i)};
     nodes_.push_back(v);
   }
   return Status::OK();
 }
 
 Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
+  return wide_keys_ ? RelabelWith(&wide_, ids, n) : RelabelWith(&narrow_, ids, n);
+}
+
+template <typename Key>
+Status LocalIdMap::RelabelWith(Table<Key>* table, int64_t* ids, int64_t n) {
   // At most min(size + n, num_nodes) nodes afterwards.
-  FS_RETURN_IF_ERROR(Fit(std::min(size() + n, num_nodes_)));
+  FS_RETURN_IF_ERROR(Fit(table, std::min(size() + n, num_nodes_)));
   const uint64_t num_nodes = static_cast<uint64_t>(num_nodes_);
-  Entry* table = table_.data();
-  const size_t mask = mask_;
-  const uint32_t stamp = stamp_;
+  Entry<Key>* t = table->data();
   const int64_t first = size();
   // One spare slot: a node's global id is written at nodes[next] before it
   // is known whether the node is new.
   nodes_.resize(static_cast<size_t>(std::min(first + n, num_nodes_)) + 1);
   int64_t* nodes = nodes_.data();
   int32_t next = static_cast<int32_t>(first);
-  // A local copy: the entry stores below could alias the member as far as
-  // the compiler knows, and it would reload it twice per id.
+  // Locals: the entry stores below could alias the members as far as the
+  // compiler knows, and it would reload them for every id.
+  const size_t mask = mask_;
   const int shift = shift_;
+  const uint32_t base = base_;
   for (int64_t e = 0; e < n; ++e) {
     if (e + kPrefetchDistance < n) {
       const uint64_t ahead = static_cast<uint64_t>(ids[e + kPrefetchDistance]);
-      if (ahead < num_nodes) __builtin_prefetch(table + HomeOf(static_cast<int64_t>(ahead), shift), 1);
+      if (ahead < num_nodes) __builtin_prefetch(t + HomeOf(static_cast<int64_t>(ahead), shift), 1);
     }
     const int64_t v = ids[e];
     if (static_cast<uint64_t>(v) >= num_nodes) {
@@ -131,12 +169,13 @@ Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
     // local id picked by a mask (the compiler turns && and ?: into exactly
     // the branches to avoid).
     size_t h = HomeOf(v, shift);
-    while (OtherNodeAt(table[h].node, table[h].stamp, v, stamp)) h = (h + 1) & mask;
-    Entry& t = table[h];
-    const int32_t is_new = Opaque(t.stamp != stamp);
+    while (OtherNodeAt(t[h].node, t[h].tag, v, base)) h = (h + 1) & mask;
+    Entry<Key>& x = t[h];
+    const int32_t seen_local = static_cast<int32_t>(x.tag - base);
+    const int32_t is_new = Opaque(x.tag - base >= kLive);
     const int32_t pick_next = -is_new;  // all ones when new
-    const int32_t local = (t.local & ~pick_next) | (next & pick_next);
-    t = Entry{v, local, stamp};
+    const int32_t local = (seen_local & ~pick_next) | (next & pick_next);
+    x = Entry<Key>{static_cast<Key>(v), base + static_cast<uint32_t>(local)};
     nodes[next] = v;
     next += is_new;
     ids[e] = local;

@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "foresight/core/context.h"
@@ -433,8 +434,9 @@ TEST_P(SampleNeighborsTest, MaskErrors) {
 }
 
 // The sink sees consecutive ranges in order, each entry once, never two
-// calls at once, and only final entries: what it records (and rewrites)
-// must equal the op's output, with any thread count, masked or not.
+// calls at once, always on the calling thread, and only final entries:
+// what it records (and rewrites) must equal the op's output, with any
+// thread count, masked or not.
 TEST_P(SampleNeighborsTest, SinkSeesEveryEntryInOrderOnce) {
   const TestGraph g = RandomGraph(5000, 30, 19, GetParam());
   const std::vector<int64_t> seeds = RandomSeeds(3000, 5000, 8);
@@ -445,10 +447,12 @@ TEST_P(SampleNeighborsTest, SinkSeesEveryEntryInOrderOnce) {
       ThreadPool pool(threads);
       std::atomic<int> inside{0};
       std::atomic<bool> overlapped{false};
-      int64_t next = 0, calls = 0;
+      int64_t next = 0, calls = 0, elsewhere = 0;
       std::vector<int64_t> seen;
+      const std::thread::id caller = std::this_thread::get_id();
       const SampleSink sink = [&](int64_t* nb, int64_t begin, int64_t end) {
         if (inside.fetch_add(1) != 0) overlapped = true;
+        elsewhere += std::this_thread::get_id() != caller;
         EXPECT_EQ(begin, next) << "ranges must be consecutive";
         EXPECT_LT(begin, end);
         next = end;
@@ -464,6 +468,7 @@ TEST_P(SampleNeighborsTest, SinkSeesEveryEntryInOrderOnce) {
       ASSERT_OK(SampleNeighbors(CpuContext(0, &pool), g.csr, I64(seeds), 5, key, &ptr, &nb, mask, &sink));
       ASSERT_OK(SampleNeighbors(CpuContext(0, &pool), g.csr, I64(seeds), 5, key, &want_ptr, &want_nb, mask));
       EXPECT_FALSE(overlapped) << threads << " threads";
+      EXPECT_EQ(elsewhere, 0) << "calls off the calling thread, " << threads << " threads";
       EXPECT_GT(calls, 1) << "one call per chunk of seeds";
       EXPECT_EQ(Vec(ptr), Vec(want_ptr));
       EXPECT_EQ(seen, Vec(want_nb)) << threads << " threads";

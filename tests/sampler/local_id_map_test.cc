@@ -1,7 +1,8 @@
 // LocalIdMap (sampler/src): first-appearance local ids against a plain
-// std::unordered_map reference, across batches (stamps: nothing leaks from
-// an earlier batch), through the table's growth in the middle of a batch,
-// and its errors.
+// std::unordered_map reference, across batches (tags: nothing leaks from an
+// earlier batch, also when the tag base wraps and the table is cleared),
+// through the table's growth in the middle of a batch, with 32- and 64-bit
+// node keys, and its errors.
 #include "local_id_map.h"
 
 #include <gtest/gtest.h>
@@ -28,38 +29,72 @@ struct Reference {
   }
 };
 
-TEST(LocalIdMapTest, MatchesReferenceAcrossBatchesAndGrowth) {
-  const int64_t num_nodes = 1000000;
-  std::mt19937_64 rng(3);
-  LocalIdMap map;
-  // Batch sizes from a few ids to far past the smallest table (4096
-  // entries, so the table grows inside the batch), and back down: a small
-  // batch after a large one must see none of its entries.
-  for (int64_t batch_ids : {10, 50000, 200, 120000, 30}) {
+// Runs batches of the given sizes through `map` over a graph of `num_nodes`
+// nodes, ids drawn from [offset, offset + 2 * batch + 1000), against the
+// reference.
+void CheckBatches(LocalIdMap* map, int64_t num_nodes, int64_t offset, const std::vector<int64_t>& sizes,
+                  uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (int64_t batch_ids : sizes) {
+    const int64_t range = 2 * batch_ids + 1000;
     std::vector<int64_t> seeds;
     Reference ref;
     while (static_cast<int64_t>(seeds.size()) < std::min<int64_t>(batch_ids, 500)) {
-      const int64_t v = static_cast<int64_t>(rng() % num_nodes);
+      const int64_t v = offset + static_cast<int64_t>(rng() % static_cast<uint64_t>(range));
       if (ref.local.count(v) == 0) {
         ref.Id(v);
         seeds.push_back(v);
       }
     }
-    ASSERT_OK(map.Begin(num_nodes, I64(seeds), "seeds"));
+    ASSERT_OK(map->Begin(num_nodes, I64(seeds), "seeds"));
     // Several Relabel calls, as the sampler's sink makes them, drawing from
     // a range small enough that ids repeat.
     for (int call = 0; call < 4; ++call) {
       std::vector<int64_t> ids(static_cast<size_t>(batch_ids / 4 + 1));
-      for (int64_t& v : ids) v = static_cast<int64_t>(rng() % (2 * batch_ids + 1000));
+      for (int64_t& v : ids) v = offset + static_cast<int64_t>(rng() % static_cast<uint64_t>(range));
       std::vector<int64_t> want;
       for (int64_t v : ids) want.push_back(ref.Id(v));
-      ASSERT_OK(map.Relabel(ids.data(), static_cast<int64_t>(ids.size())));
+      ASSERT_OK(map->Relabel(ids.data(), static_cast<int64_t>(ids.size())));
       ASSERT_EQ(ids, want) << "batch of " << batch_ids << ", call " << call;
     }
-    EXPECT_EQ(map.nodes(), ref.nodes);
-    map.Reset();
-    EXPECT_EQ(map.size(), 0);
+    EXPECT_EQ(map->nodes(), ref.nodes);
+    map->Reset();
+    EXPECT_EQ(map->size(), 0);
   }
+}
+
+// Batch sizes from a few ids to far past the smallest table (4096 entries,
+// so the table grows inside the batch), and back down: a small batch after a
+// large one must see none of its entries.
+const std::vector<int64_t> kSizes = {10, 50000, 200, 120000, 30};
+
+TEST(LocalIdMapTest, MatchesReferenceAcrossBatchesAndGrowth) {
+  LocalIdMap map;
+  CheckBatches(&map, 1000000, 0, kSizes, 3);
+}
+
+// Graphs of 2^31 nodes and more keep 64-bit nodes in the table; ids past
+// 2^32 must not collide with their low 32 bits. The same map then goes back
+// to a small graph.
+TEST(LocalIdMapTest, SixtyFourBitNodes) {
+  LocalIdMap map;
+  const int64_t huge = int64_t{3} << 32;
+  CheckBatches(&map, huge, (int64_t{1} << 32) - 5000, kSizes, 5);
+  std::vector<int64_t> ids = {7, int64_t{1} << 32, 7 + (int64_t{1} << 32), 7};
+  ASSERT_OK(map.Begin(huge, I64({int64_t{2} << 32}), "seeds"));
+  ASSERT_OK(map.Relabel(ids.data(), 4));
+  EXPECT_EQ(ids, (std::vector<int64_t>{1, 2, 3, 1}));
+  map.Reset();
+  CheckBatches(&map, 1000000, 0, {300, 70000}, 6);
+}
+
+// A low tag bound forces the clear-and-restart path every few batches: no
+// entry of an earlier batch may come back to life.
+TEST(LocalIdMapTest, TagBaseWrapClearsTheTable) {
+  LocalIdMap map(/*max_base=*/5000);
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < 40; ++i) sizes.push_back(i % 2 == 0 ? 900 : 40);
+  CheckBatches(&map, 3000, 0, sizes, 7);
 }
 
 TEST(LocalIdMapTest, Errors) {

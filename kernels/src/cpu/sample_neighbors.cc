@@ -22,8 +22,8 @@
 // With a sink (ops.h) the fill pass hands each finished chunk's neighbours
 // to it in chunk order while later chunks are still being drawn
 // (ordered_chunks.h): the sampler's sequential relabelling then runs on
-// whichever thread is free instead of after the whole pass, with the other
-// threads still sampling.
+// the calling thread between the chunks it samples, instead of after the
+// whole pass, while the other threads go on sampling.
 //
 // With a source mask the count pass also counts each row's allowed
 // neighbours c (one mask byte per edge; the mask of a graph that fits in

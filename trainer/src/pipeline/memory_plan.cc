@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #include "../layerwise_inference.h"
@@ -102,10 +103,12 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
 
   const BatchBound bb = BoundBatch(in, n, d.num_edges());
   // The sample stage's and evaluation's samplers: an id table each, sized
-  // to the batch (16-byte entries, at least four times the nodes, a power
-  // of two: at most 128 bytes per node), of at least 4096 entries.
+  // to the batch (8-byte entries, 16 on graphs of 2^31 nodes and more; at
+  // least four times the nodes, a power of two: at most 8 entries per node),
+  // of at least 4096 entries.
   const int64_t chunk_sources = MaxChunkSources(d.indptr(), o.eval_batch_size);
-  auto id_table = [](int64_t nodes) { return std::max<int64_t>(128 * nodes, 4096 * 16); };
+  const int64_t entry_bytes = n > std::numeric_limits<int32_t>::max() ? 16 : 8;
+  auto id_table = [&](int64_t nodes) { return std::max<int64_t>(8 * entry_bytes * nodes, 4096 * entry_bytes); };
   add("samplers' id tables", id_table(bb.rows) + id_table(o.eval_batch_size + chunk_sources));
   // A sampled batch's ids and blocks (as probed, else 8 bytes per row and
   // 16 per edge: i64 indices and indptr), plus its plan and the planner's

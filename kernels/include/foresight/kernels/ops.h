@@ -160,8 +160,9 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
 // `sink` (optional) receives the sampled neighbours while the op is still
 // running: it is called with `neighbors` (out_neighbors' data) and
 // consecutive ranges [begin, end) of its entries, in increasing order, each
-// entry once and only once it is final, never concurrently, on whichever
-// pool thread finished the entries last. A caller whose own pass over the
+// entry once and only once it is final, always on the calling thread
+// (between the chunks it samples itself, so a sink's working set stays in
+// one core's caches). A caller whose own pass over the
 // output must go in order (the sampler's relabelling) then overlaps it with
 // the rest of the sampling instead of following it. The sink may rewrite
 // the entries of its range. Its first error stops the calls and is the
