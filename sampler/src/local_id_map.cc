@@ -50,17 +50,27 @@ Status LocalIdMap::Fit(Table<Key>* table, int64_t count) {
   shift_ = 64 - log;
   // Re-enter the batch's nodes under the new layout.
   Entry<Key>* t = table->data();
-  for (size_t l = 0; l < nodes_.size(); ++l) {
-    size_t h = HomeOf(nodes_[l], shift_);
+  const int64_t* nodes = size_ > 0 ? nodes_.data<int64_t>() : nullptr;
+  for (int64_t l = 0; l < size_; ++l) {
+    size_t h = HomeOf(nodes[l], shift_);
     while (t[h].tag - base_ < kLive) h = (h + 1) & mask_;
-    t[h] = Entry<Key>{static_cast<Key>(nodes_[l]), base_ + static_cast<uint32_t>(l)};
+    t[h] = Entry<Key>{static_cast<Key>(nodes[l]), base_ + static_cast<uint32_t>(l)};
   }
   return Status::OK();
 }
 
+void LocalIdMap::Reserve(int64_t count) {
+  const int64_t capacity = nodes_.defined() ? nodes_.size(0) : 0;
+  if (capacity >= count) return;
+  const int64_t grown = std::max({count, 2 * capacity, last_capacity_});
+  Tensor bigger = Tensor::Empty({grown}, DType::kI64);
+  if (size_ > 0) std::memcpy(bigger.raw_data(), nodes_.raw_data(), static_cast<size_t>(size_) * sizeof(int64_t));
+  nodes_ = std::move(bigger);
+}
+
 void LocalIdMap::Reset() {
-  const uint64_t next = uint64_t{base_} + nodes_.size() + 1;
-  nodes_.clear();
+  const uint64_t next = uint64_t{base_} + static_cast<uint64_t>(size_) + 1;
+  size_ = 0;
   if (next <= max_base_) {
     base_ = static_cast<uint32_t>(next);
     return;
@@ -102,7 +112,8 @@ Status LocalIdMap::BeginWith(Table<Key>* table, const Tensor& ids, const char* w
   auto id = [&](int64_t i) { return ids32 != nullptr ? int64_t{ids32[i]} : ids64[i]; };
   Entry<Key>* t = table->data();
   const uint64_t num_nodes = static_cast<uint64_t>(num_nodes_);
-  nodes_.reserve(static_cast<size_t>(n));
+  Reserve(n + 1);  // at least one entry, so that the buffer exists
+  int64_t* nodes = nodes_.data<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
     if (i + kPrefetchDistance < n) {
       const uint64_t ahead = static_cast<uint64_t>(id(i + kPrefetchDistance));
@@ -124,7 +135,8 @@ Status LocalIdMap::BeginWith(Table<Key>* table, const Tensor& ids, const char* w
                              "] (destination nodes must be distinct)");
     }
     t[h] = Entry<Key>{static_cast<Key>(v), base_ + static_cast<uint32_t>(i)};
-    nodes_.push_back(v);
+    nodes[i] = v;
+    size_ = i + 1;  // so that an error's Reset moves the base past this tag
   }
   return Status::OK();
 }
@@ -142,8 +154,8 @@ Status LocalIdMap::RelabelWith(Table<Key>* table, int64_t* ids, int64_t n) {
   const int64_t first = size();
   // One spare slot: a node's global id is written at nodes[next] before it
   // is known whether the node is new.
-  nodes_.resize(static_cast<size_t>(std::min(first + n, num_nodes_)) + 1);
-  int64_t* nodes = nodes_.data();
+  Reserve(std::min(first + n, num_nodes_) + 1);
+  int64_t* nodes = nodes_.data<int64_t>();
   int32_t next = static_cast<int32_t>(first);
   // Locals: the entry stores below could alias the members as far as the
   // compiler knows, and it would reload them for every id.
@@ -157,7 +169,7 @@ Status LocalIdMap::RelabelWith(Table<Key>* table, int64_t* ids, int64_t n) {
     }
     const int64_t v = ids[e];
     if (static_cast<uint64_t>(v) >= num_nodes) {
-      nodes_.resize(static_cast<size_t>(next));
+      size_ = next;
       return DataLoss("NeighborSampler: graph.indices holds node " + std::to_string(v) + ", outside [0, " +
                       std::to_string(num_nodes) + ") (run ValidateCsr on the graph)");
     }
@@ -180,14 +192,19 @@ Status LocalIdMap::RelabelWith(Table<Key>* table, int64_t* ids, int64_t n) {
     next += is_new;
     ids[e] = local;
   }
-  nodes_.resize(static_cast<size_t>(next));
+  size_ = next;
   return Status::OK();
 }
 
-Tensor LocalIdMap::NodesTensor() const {
-  Tensor t = Tensor::Empty({size()}, DType::kI64);
-  if (!nodes_.empty()) std::memcpy(t.raw_data(), nodes_.data(), nodes_.size() * sizeof(int64_t));
-  return t;
+Tensor LocalIdMap::Nodes() const {
+  return nodes_.defined() ? nodes_.Slice(0, 0, size_) : Tensor::Empty({0}, DType::kI64);
+}
+
+Tensor LocalIdMap::TakeNodes() {
+  Tensor out = Nodes();
+  if (nodes_.defined()) last_capacity_ = nodes_.size(0);
+  nodes_ = Tensor();
+  return out;
 }
 
 }  // namespace foresight::sampler::internal

@@ -49,11 +49,14 @@ class LocalIdMap {
   // Empties the map in O(1); the table stays allocated for the next batch.
   void Reset();
 
-  int64_t size() const { return static_cast<int64_t>(nodes_.size()); }
-  // Global id of every local id, in order.
-  const std::vector<int64_t>& nodes() const { return nodes_; }
-  // A copy of nodes() as an i64 tensor.
-  Tensor NodesTensor() const;
+  int64_t size() const { return size_; }
+  // The global id of every local id, in order: a view of the map's own
+  // buffer, no copy. Later Relabel calls only append (into a new buffer
+  // when this one is full), so the view stays valid and unchanged.
+  Tensor Nodes() const;
+  // Nodes(), handed over: the map gives the buffer up and the next batch
+  // writes a new one (of the same size, from the host allocator's cache).
+  Tensor TakeNodes();
 
  private:
   template <typename Key>
@@ -73,6 +76,9 @@ class LocalIdMap {
   Status BeginWith(Table<Key>* table, const Tensor& ids, const char* what);
   template <typename Key>
   Status RelabelWith(Table<Key>* table, int64_t* ids, int64_t n);
+  // Makes the node buffer hold at least `count` ids, keeping the first
+  // size_. Grows to twice its size, or at once to the last batch's size.
+  void Reserve(int64_t count);
 
   // A node's home entry: the top bits of node times the golden ratio.
   static size_t HomeOf(int64_t node, int shift) {
@@ -88,7 +94,9 @@ class LocalIdMap {
   int shift_ = 64;
   uint32_t base_ = 1;  // tags of the current batch are base_ + local id
   int64_t num_nodes_ = 0;
-  std::vector<int64_t> nodes_;  // local id -> global id
+  Tensor nodes_;       // i64 [capacity]: local id -> global id in [0, size_)
+  int64_t size_ = 0;
+  int64_t last_capacity_ = 0;  // of the buffer TakeNodes gave away
 };
 
 // Resets a map when the scope ends, whatever path returns.

@@ -58,8 +58,9 @@ Status NeighborSampler::CheckSeedsResident(const Tensor& source_mask) const {
                            " entries, expected one per graph node (" + std::to_string(graph_.num_dst()) + ")");
   }
   const uint8_t* m = source_mask.data<uint8_t>();
-  const std::vector<int64_t>& nodes = map_->nodes();
-  for (size_t i = 0; i < nodes.size(); ++i) {
+  const Tensor seeds = map_->Nodes();
+  const int64_t* nodes = seeds.data<int64_t>();
+  for (int64_t i = 0; i < seeds.size(0); ++i) {
     if (m[nodes[i]] == 0) {
       return InvalidArgument("NeighborSampler: seeds[" + std::to_string(i) + "] = " + std::to_string(nodes[i]) +
                              " is not resident (source_mask is 0 there): with resident sampling every seed "
@@ -71,9 +72,9 @@ Status NeighborSampler::CheckSeedsResident(const Tensor& source_mask) const {
 
 Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
                                   kernels::Csr* block) {
-  // The frontier is a copy of the map's first nodes: the relabelling below
-  // appends to the map's node list while the op still reads the frontier.
-  const Tensor frontier = map_->NodesTensor();
+  // The frontier is a view of the map's nodes so far: the relabelling below
+  // only appends to them while the op reads the frontier.
+  const Tensor frontier = map_->Nodes();
   // Relabel in place while sampling: the sink gets the sampled global ids
   // chunk by chunk in order and turns them into the block's local ids, on
   // whichever thread is free.
@@ -114,10 +115,9 @@ Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int6
     FS_RETURN_IF_ERROR(SampleHop(ctx, fanouts_[h], HopKey(seed_, epoch, batch, h), source_mask, &block));
     edges += block.num_edges();
   }
+  out->input_nodes = map_->TakeNodes();
   out->seeds = Tensor::Empty({seeds.size(0)}, DType::kI64);
-  const std::vector<int64_t>& nodes = map_->nodes();
-  std::copy(nodes.begin(), nodes.begin() + seeds.size(0), out->seeds.data<int64_t>());
-  out->input_nodes = map_->NodesTensor();
+  std::copy_n(out->input_nodes.data<int64_t>(), seeds.size(0), out->seeds.data<int64_t>());
   out->blocks = std::move(blocks);
   out->sampled_edges = edges;
   return Status::OK();
@@ -134,7 +134,7 @@ Status NeighborSampler::FullNeighborBlock(const ExecContext& ctx, const Tensor& 
   kernels::Csr result;
   // fanout -1 takes every neighbour in CSR order and draws nothing.
   FS_RETURN_IF_ERROR(SampleHop(ctx, -1, RngKey{}, nullptr, &result));
-  *src_nodes = map_->NodesTensor();
+  *src_nodes = map_->TakeNodes();
   *block = std::move(result);
   return Status::OK();
 }

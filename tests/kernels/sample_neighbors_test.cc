@@ -38,10 +38,7 @@ Tensor ToDType(const std::vector<int64_t>& v, DType dtype) {
   return t;
 }
 
-std::vector<int64_t> Vec(const Tensor& t) {
-  const int64_t* p = t.data<int64_t>();
-  return std::vector<int64_t>(p, p + t.numel());
-}
+std::vector<int64_t> Vec(const Tensor& t) { return testing::VectorOf<int64_t>(t); }
 
 // A random graph with degrees 0..max_deg (some rows with repeated sources,
 // as multigraphs have), as adjacency lists and as a Csr.

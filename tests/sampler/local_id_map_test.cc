@@ -57,7 +57,7 @@ void CheckBatches(LocalIdMap* map, int64_t num_nodes, int64_t offset, const std:
       ASSERT_OK(map->Relabel(ids.data(), static_cast<int64_t>(ids.size())));
       ASSERT_EQ(ids, want) << "batch of " << batch_ids << ", call " << call;
     }
-    EXPECT_EQ(map->nodes(), ref.nodes);
+    EXPECT_EQ(testing::VectorOf<int64_t>(map->Nodes()), ref.nodes);
     map->Reset();
     EXPECT_EQ(map->size(), 0);
   }
@@ -95,6 +95,32 @@ TEST(LocalIdMapTest, TagBaseWrapClearsTheTable) {
   std::vector<int64_t> sizes;
   for (int i = 0; i < 40; ++i) sizes.push_back(i % 2 == 0 ? 900 : 40);
   CheckBatches(&map, 3000, 0, sizes, 7);
+}
+
+// Nodes() is a view that later Relabel calls leave as it was, even when
+// they move the map to a bigger buffer; TakeNodes hands the buffer over, and
+// the next batch does not write into it.
+TEST(LocalIdMapTest, NodeViewsStayValid) {
+  LocalIdMap map;
+  ASSERT_OK(map.Begin(1000000, I64({5, 9}), "seeds"));
+  const Tensor frontier = map.Nodes();
+  std::vector<int64_t> ids(5000);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = 100 + static_cast<int64_t>(i);  // all new: the buffer grows
+  ASSERT_OK(map.Relabel(ids.data(), static_cast<int64_t>(ids.size())));
+  EXPECT_EQ(testing::VectorOf<int64_t>(frontier), (std::vector<int64_t>{5, 9}));
+  EXPECT_EQ(map.size(), 5002);
+  const Tensor taken = map.TakeNodes();
+  ASSERT_EQ(taken.numel(), 5002);
+  map.Reset();
+  ASSERT_OK(map.Begin(1000000, I64({7, 8, 6}), "seeds"));
+  std::vector<int64_t> more = {1, 2, 3};
+  ASSERT_OK(map.Relabel(more.data(), 3));
+  EXPECT_EQ(testing::VectorOf<int64_t>(map.Nodes()), (std::vector<int64_t>{7, 8, 6, 1, 2, 3}));
+  const std::vector<int64_t> first = testing::VectorOf<int64_t>(taken);
+  EXPECT_EQ(first[0], 5);
+  EXPECT_EQ(first[1], 9);
+  EXPECT_EQ(first[2], 100);
+  EXPECT_EQ(first[5001], 5099);
 }
 
 TEST(LocalIdMapTest, Errors) {

@@ -30,10 +30,7 @@ Tensor I32(const std::vector<int64_t>& v) {
   return t;
 }
 
-std::vector<int64_t> Vec(const Tensor& t) {
-  const int64_t* p = t.data<int64_t>();
-  return std::vector<int64_t>(p, p + t.numel());
-}
+std::vector<int64_t> Vec(const Tensor& t) { return testing::VectorOf<int64_t>(t); }
 
 // A square graph whose rows hold distinct in-neighbours (degrees 0..max_deg).
 struct TestGraph {

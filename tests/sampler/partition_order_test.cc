@@ -18,11 +18,7 @@
 namespace foresight::sampler {
 namespace {
 
-std::vector<int64_t> Vec(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.data<int64_t>()[i * t.stride(0)];
-  return v;
-}
+std::vector<int64_t> Vec(const Tensor& t) { return testing::VectorOf<int64_t>(t); }
 
 Tensor I64(const std::vector<int64_t>& v) { return testing::TensorOf(v); }
 

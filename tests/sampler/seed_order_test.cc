@@ -23,11 +23,7 @@ Tensor Ids(int64_t n, int64_t offset, DType dtype = DType::kI64) {
   return t;
 }
 
-std::vector<int64_t> Vec(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.data<int64_t>()[i * t.stride(0)];
-  return v;
-}
+std::vector<int64_t> Vec(const Tensor& t) { return testing::VectorOf<int64_t>(t); }
 
 std::vector<int64_t> WholeEpoch(const BatchOrder& order, int64_t epoch) {
   std::vector<int64_t> all;

@@ -63,6 +63,15 @@ Tensor TensorOf(const std::vector<T>& v) {
   if (!v.empty()) std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(T));
   return t;
 }
+// The elements of a 1-D host tensor of T (any stride), in order: the
+// inverse of TensorOf.
+template <typename T>
+std::vector<T> VectorOf(const Tensor& t) {
+  std::vector<T> v(static_cast<size_t>(t.numel()));
+  const T* p = t.data<T>();
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = p[i * t.stride(0)];
+  return v;
+}
 std::string SourceDir();  // the repository root
 std::string BinaryDir();  // the build directory
 // Runs `body` without the privileges that let root ignore file modes, so
