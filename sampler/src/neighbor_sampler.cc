@@ -77,7 +77,8 @@ Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey
   const Tensor frontier = map_->Nodes();
   // Relabel in place while sampling: the sink gets the sampled global ids
   // chunk by chunk in order and turns them into the block's local ids, on
-  // whichever thread is free.
+  // this thread between the chunks it samples (the id table stays in this
+  // core's caches).
   internal::LocalIdMap* map = map_.get();
   const kernels::SampleSink relabel = [map](int64_t* ids, int64_t begin, int64_t end) {
     return map->Relabel(ids + begin, end - begin);
