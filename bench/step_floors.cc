@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <limits>
 #include <utility>
 
 namespace foresight::bench {
@@ -82,14 +81,11 @@ SamplingReads RecordSamplingReads(const sampler::SampledBatch& b, const kernels:
       for (int64_t j = 0; j < k; ++j) r.positions.push_back(k == d ? s + j : s + Pick(v, j, d));
     }
   }
-  // The sampler's id table (sampler/src/local_id_map.h): a power of two of
-  // at least 4096 and four times the batch's nodes, 8-byte entries (16 on
-  // graphs of 2^31 nodes and more); node v's home entry is the top bits of v
-  // times the golden ratio.
-  int log = 12;
-  while ((int64_t{1} << log) < 4 * b.input_nodes.numel()) ++log;
-  r.id_table_entries = int64_t{1} << log;
-  r.id_entry_words = graph.num_dst() > std::numeric_limits<int32_t>::max() ? 2 : 1;
+  // The sampler's id table, as it sizes it; node v's home entry is the top
+  // bits of v times the golden ratio.
+  r.id_table_entries = sampler::IdTableEntries(b.input_nodes.numel());
+  r.id_entry_words = static_cast<int>(sampler::IdTableEntryBytes(graph.num_dst()) / 8);
+  const int log = __builtin_ctzll(static_cast<unsigned long long>(r.id_table_entries));
   for (size_t h = 0; h < fanouts.size(); ++h) {
     const kernels::Csr& blk = b.blocks[b.blocks.size() - 1 - h];
     const int64_t* local = blk.indices.data<int64_t>();
@@ -163,9 +159,7 @@ uint64_t ChainChunk(const int64_t* ip, const I* idx, const int64_t* frontier, in
 void SamplingChainFloor(ThreadPool* pool, const SamplingReads& r, const kernels::Csr& graph,
                         const int64_t* id_table) {
   const int64_t* ip = graph.indptr.data<int64_t>();
-  int log = 0;
-  while ((int64_t{1} << log) < r.id_table_entries) ++log;
-  const int shift = 64 - log;
+  const int shift = 64 - __builtin_ctzll(static_cast<unsigned long long>(r.id_table_entries));
   std::atomic<uint64_t> sum{0};
   for (size_t h = 0; h < r.frontiers.size(); ++h) {
     const std::vector<int64_t>& f = r.frontiers[h];

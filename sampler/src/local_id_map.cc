@@ -4,7 +4,21 @@
 #include <cstring>
 #include <limits>
 
-namespace foresight::sampler::internal {
+#include "foresight/sampler/neighbor_sampler.h"
+
+namespace foresight::sampler {
+
+int64_t IdTableEntries(int64_t batch_nodes) {
+  int log = 12;
+  while ((int64_t{1} << log) < 4 * batch_nodes) ++log;
+  return int64_t{1} << log;
+}
+
+int64_t IdTableEntryBytes(int64_t num_nodes) {
+  return num_nodes > std::numeric_limits<int32_t>::max() ? 16 : 8;
+}
+
+namespace internal {
 
 namespace {
 
@@ -13,7 +27,6 @@ namespace {
 // the L3 cache; 16 left part of it exposed (0.05 ms a batch in the step).
 constexpr int64_t kPrefetchDistance = 32;
 constexpr int64_t kMaxLocalIds = std::numeric_limits<int32_t>::max();
-constexpr int kMinLogCapacity = 12;
 // tag - base (mod 2^32) below this: the entry belongs to the current batch.
 constexpr uint32_t kLive = uint32_t{1} << 31;
 
@@ -40,9 +53,9 @@ Status LocalIdMap::Fit(Table<Key>* table, int64_t count) {
     return ResourceExhausted("NeighborSampler: a batch may reach " + std::to_string(count) +
                              " distinct nodes, beyond the 2^31-1 local ids of a block");
   }
-  int log = kMinLogCapacity;
-  while ((int64_t{1} << log) < 4 * count) ++log;
-  if (table->size() >= (size_t{1} << log)) return Status::OK();
+  const int64_t entries = IdTableEntries(count);
+  const int log = __builtin_ctzll(static_cast<unsigned long long>(entries));
+  if (table->size() >= static_cast<size_t>(entries)) return Status::OK();
   // Tag 0 reads as empty for every base in [1, 2^31].
   Table<Key> bigger(size_t{1} << log, Entry<Key>{0, 0});
   table->swap(bigger);
@@ -92,7 +105,7 @@ Status LocalIdMap::Begin(int64_t num_nodes, const Tensor& ids, const char* what)
     return InvalidArgument(std::string(what) + ": " + std::to_string(ids.size(0)) +
                            " nodes exceed the 2^31-1 local ids of one batch");
   }
-  const bool wide = num_nodes > std::numeric_limits<int32_t>::max();
+  const bool wide = IdTableEntryBytes(num_nodes) == sizeof(Entry<int64_t>);
   if (wide != wide_keys_) {
     // Another graph: the other key width, and the other table's geometry.
     narrow_.clear();
@@ -207,4 +220,5 @@ Tensor LocalIdMap::TakeNodes() {
   return out;
 }
 
-}  // namespace foresight::sampler::internal
+}  // namespace internal
+}  // namespace foresight::sampler

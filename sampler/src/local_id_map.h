@@ -66,6 +66,8 @@ class LocalIdMap {
   };
   template <typename Key>
   using Table = std::vector<Entry<Key>>;
+  static_assert(sizeof(Entry<int32_t>) == 8 && sizeof(Entry<int64_t>) == 16,
+                "IdTableEntryBytes (neighbor_sampler.h) states these sizes");
 
   // Makes the table hold at least `count` entries at most a quarter full:
   // at half full a third of the lookups met another node first, and the

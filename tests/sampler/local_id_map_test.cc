@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <unordered_map>
 #include <vector>
 
+#include "foresight/sampler/neighbor_sampler.h"
 #include "testing/testing.h"
 
 namespace foresight::sampler::internal {
@@ -121,6 +123,17 @@ TEST(LocalIdMapTest, NodeViewsStayValid) {
   EXPECT_EQ(first[1], 9);
   EXPECT_EQ(first[2], 100);
   EXPECT_EQ(first[5001], 5099);
+}
+
+// The table geometry the memory plan and the benchmarks read.
+TEST(LocalIdMapTest, TableGeometry) {
+  EXPECT_EQ(IdTableEntries(0), 4096);
+  EXPECT_EQ(IdTableEntries(1024), 4096);
+  EXPECT_EQ(IdTableEntries(1025), 8192);
+  EXPECT_EQ(IdTableEntries(30000), 131072);
+  EXPECT_EQ(IdTableEntryBytes(1000000), 8);
+  EXPECT_EQ(IdTableEntryBytes(std::numeric_limits<int32_t>::max()), 8);
+  EXPECT_EQ(IdTableEntryBytes(int64_t{1} << 31), 16);
 }
 
 TEST(LocalIdMapTest, Errors) {

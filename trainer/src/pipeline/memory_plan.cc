@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <vector>
 
 #include "../layerwise_inference.h"
+#include "foresight/sampler/neighbor_sampler.h"
 
 namespace foresight::trainer::internal {
 
@@ -107,7 +107,7 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   // least four times the nodes, a power of two: at most 8 entries per node),
   // of at least 4096 entries.
   const int64_t chunk_sources = MaxChunkSources(d.indptr(), o.eval_batch_size);
-  const int64_t entry_bytes = n > std::numeric_limits<int32_t>::max() ? 16 : 8;
+  const int64_t entry_bytes = sampler::IdTableEntryBytes(n);
   auto id_table = [&](int64_t nodes) { return std::max<int64_t>(8 * entry_bytes * nodes, 4096 * entry_bytes); };
   add("samplers' id tables", id_table(bb.rows) + id_table(o.eval_batch_size + chunk_sources));
   // A sampled batch's ids and blocks (as probed, else 8 bytes per row and

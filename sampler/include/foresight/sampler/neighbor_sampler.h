@@ -37,6 +37,15 @@ struct SampledBatch {
   int64_t sampled_edges = 0;  // total edges over all blocks
 };
 
+// The geometry of a sampler's id table (a batch's global -> local id map),
+// for the memory plan and the benchmarks that must match it. Entries for a
+// batch reaching `batch_nodes` nodes: a power of two, at least 4096 and four
+// times the nodes (the table stays at most a quarter full).
+int64_t IdTableEntries(int64_t batch_nodes);
+// Bytes per entry on a graph of `num_nodes` nodes: 8 (32-bit node ids), or
+// 16 from 2^31 nodes on.
+int64_t IdTableEntryBytes(int64_t num_nodes);
+
 // Samples multi-hop blocks from an in-memory CSR-by-destination graph (row v
 // lists v's in-neighbours as global ids, i32 or i64; num_src == num_dst).
 //
