@@ -127,11 +127,11 @@ Status LocalIdMap::BeginWith(Table<Key>* table, const Tensor& ids, const char* w
   const uint64_t num_nodes = static_cast<uint64_t>(num_nodes_);
   Reserve(n + 1);  // at least one entry, so that the buffer exists
   int64_t* nodes = nodes_.data<int64_t>();
+  // Any value hashes to an entry of the table: the prefetches need no
+  // range check.
+  for (int64_t i = 0; i < n && i < kPrefetchDistance; ++i) __builtin_prefetch(t + HomeOf(id(i), shift_), 1);
   for (int64_t i = 0; i < n; ++i) {
-    if (i + kPrefetchDistance < n) {
-      const uint64_t ahead = static_cast<uint64_t>(id(i + kPrefetchDistance));
-      if (ahead < num_nodes) __builtin_prefetch(t + HomeOf(static_cast<int64_t>(ahead), shift_), 1);
-    }
+    if (i + kPrefetchDistance < n) __builtin_prefetch(t + HomeOf(id(i + kPrefetchDistance), shift_), 1);
     const int64_t v = id(i);
     if (static_cast<uint64_t>(v) >= num_nodes) {
       Reset();
@@ -154,12 +154,12 @@ Status LocalIdMap::BeginWith(Table<Key>* table, const Tensor& ids, const char* w
   return Status::OK();
 }
 
-Status LocalIdMap::Relabel(int64_t* ids, int64_t n) {
-  return wide_keys_ ? RelabelWith(&wide_, ids, n) : RelabelWith(&narrow_, ids, n);
+Status LocalIdMap::Relabel(const int64_t* global, int64_t* local, int64_t n) {
+  return wide_keys_ ? RelabelWith(&wide_, global, local, n) : RelabelWith(&narrow_, global, local, n);
 }
 
 template <typename Key>
-Status LocalIdMap::RelabelWith(Table<Key>* table, int64_t* ids, int64_t n) {
+Status LocalIdMap::RelabelWith(Table<Key>* table, const int64_t* global, int64_t* local, int64_t n) {
   // At most min(size + n, num_nodes) nodes afterwards.
   FS_RETURN_IF_ERROR(Fit(table, std::min(size() + n, num_nodes_)));
   const uint64_t num_nodes = static_cast<uint64_t>(num_nodes_);
@@ -175,35 +175,48 @@ Status LocalIdMap::RelabelWith(Table<Key>* table, int64_t* ids, int64_t n) {
   const size_t mask = mask_;
   const int shift = shift_;
   const uint32_t base = base_;
-  for (int64_t e = 0; e < n; ++e) {
-    if (e + kPrefetchDistance < n) {
-      const uint64_t ahead = static_cast<uint64_t>(ids[e + kPrefetchDistance]);
-      if (ahead < num_nodes) __builtin_prefetch(t + HomeOf(static_cast<int64_t>(ahead), shift), 1);
-    }
-    const int64_t v = ids[e];
-    if (static_cast<uint64_t>(v) >= num_nodes) {
-      size_ = next;
-      return DataLoss("NeighborSampler: graph.indices holds node " + std::to_string(v) + ", outside [0, " +
-                      std::to_string(num_nodes) + ") (run ValidateCsr on the graph)");
-    }
+  // Relabels global[e]; false when it is out of range.
+  auto relabel = [&](int64_t e) {
+    const int64_t v = global[e];
+    if (static_cast<uint64_t>(v) >= num_nodes) return false;
     // Skip the entries of other nodes (rare: the table is at most a
-    // quarter full). Whether v is new or seen is then a coin flip the branch
-    // predictor would lose about half the time, so both cases run the same
-    // straight-line code: rewrite the entry (unchanged when v was seen),
-    // write v at nodes[next] and advance next only when v is new, with the
-    // local id picked by a mask (the compiler turns && and ?: into exactly
-    // the branches to avoid).
+    // quarter full). Whether v is new or seen is then a coin flip the
+    // branch predictor would lose about half the time, so both cases run
+    // the same straight-line code: rewrite the entry (unchanged when v was
+    // seen), write v at nodes[next] and advance next only when v is new,
+    // with the local id picked by a mask (the compiler turns && and ?:
+    // into exactly the branches to avoid).
     size_t h = HomeOf(v, shift);
     while (OtherNodeAt(t[h].node, t[h].tag, v, base)) h = (h + 1) & mask;
     Entry<Key>& x = t[h];
     const int32_t seen_local = static_cast<int32_t>(x.tag - base);
     const int32_t is_new = Opaque(x.tag - base >= kLive);
     const int32_t pick_next = -is_new;  // all ones when new
-    const int32_t local = (seen_local & ~pick_next) | (next & pick_next);
-    x = Entry<Key>{static_cast<Key>(v), base + static_cast<uint32_t>(local)};
+    const int32_t id = (seen_local & ~pick_next) | (next & pick_next);
+    x = Entry<Key>{static_cast<Key>(v), base + static_cast<uint32_t>(id)};
     nodes[next] = v;
     next += is_new;
-    ids[e] = local;
+    local[e] = id;
+    return true;
+  };
+  // The loop runs at a few instructions per id, so the prefetch has its own
+  // loop rather than a bound check per id, and no range check: any value
+  // hashes to an entry of the table. The first ids' entries are prefetched
+  // together before it: a sink call relabels one chunk of a hop, and their
+  // misses would otherwise start one by one at every call.
+  for (int64_t e = 0; e < n && e < kPrefetchDistance; ++e) __builtin_prefetch(t + HomeOf(global[e], shift), 1);
+  int64_t e = 0;
+  for (; e + kPrefetchDistance < n; ++e) {
+    __builtin_prefetch(t + HomeOf(global[e + kPrefetchDistance], shift), 1);
+    if (!relabel(e)) break;
+  }
+  if (e + kPrefetchDistance >= n) {
+    while (e < n && relabel(e)) ++e;
+  }
+  if (e < n) {
+    size_ = next;
+    return DataLoss("NeighborSampler: graph.indices holds node " + std::to_string(global[e]) + ", outside [0, " +
+                    std::to_string(num_nodes) + ") (run ValidateCsr on the graph)");
   }
   size_ = next;
   return Status::OK();

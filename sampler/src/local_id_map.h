@@ -41,10 +41,12 @@ class LocalIdMap {
   // left empty on error.
   Status Begin(int64_t num_nodes, const Tensor& ids, const char* what);
 
-  // Replaces each global id in ids[0..n) by its local id, giving new ones
-  // the next local ids. A value out of range is reported as coming from
+  // Writes the local id of each global id in global[0..n) to local[0..n),
+  // giving new nodes the next local ids. `local` may be `global` or lie
+  // before it in the same buffer (each id is read before its slot or any
+  // later one is written). A value out of range is reported as coming from
   // the graph's indices; the batch is then unusable (callers Reset).
-  Status Relabel(int64_t* ids, int64_t n);
+  Status Relabel(const int64_t* global, int64_t* local, int64_t n);
 
   // Empties the map in O(1); the table stays allocated for the next batch.
   void Reset();
@@ -77,7 +79,7 @@ class LocalIdMap {
   template <typename Key>
   Status BeginWith(Table<Key>* table, const Tensor& ids, const char* what);
   template <typename Key>
-  Status RelabelWith(Table<Key>* table, int64_t* ids, int64_t n);
+  Status RelabelWith(Table<Key>* table, const int64_t* global, int64_t* local, int64_t n);
   // Makes the node buffer hold at least `count` ids, keeping the first
   // size_. Grows to twice its size, or at once to the last batch's size.
   void Reserve(int64_t count);

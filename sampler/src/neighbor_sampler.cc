@@ -75,13 +75,13 @@ Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey
   // The frontier is a view of the map's nodes so far: the relabelling below
   // only appends to them while the op reads the frontier.
   const Tensor frontier = map_->Nodes();
-  // Relabel in place while sampling: the sink gets the sampled global ids
-  // chunk by chunk in order and turns them into the block's local ids, on
+  // Relabel while sampling: the sink gets the sampled global ids chunk by
+  // chunk in order and writes the block's local ids in their place, on
   // this thread between the chunks it samples (the id table stays in this
   // core's caches).
   internal::LocalIdMap* map = map_.get();
-  const kernels::SampleSink relabel = [map](int64_t* ids, int64_t begin, int64_t end) {
-    return map->Relabel(ids + begin, end - begin);
+  const kernels::SampleSink relabel = [map](const int64_t* sampled, int64_t* ids, int64_t begin, int64_t end) {
+    return map->Relabel(sampled, ids + begin, end - begin);
   };
   Tensor indptr, neighbors;
   FS_RETURN_IF_ERROR(

@@ -447,7 +447,7 @@ TEST_P(SampleNeighborsTest, SinkSeesEveryEntryInOrderOnce) {
       int64_t next = 0, calls = 0, elsewhere = 0;
       std::vector<int64_t> seen;
       const std::thread::id caller = std::this_thread::get_id();
-      const SampleSink sink = [&](int64_t* nb, int64_t begin, int64_t end) {
+      const SampleSink sink = [&](const int64_t* sampled, int64_t* nb, int64_t begin, int64_t end) {
         if (inside.fetch_add(1) != 0) overlapped = true;
         elsewhere += std::this_thread::get_id() != caller;
         EXPECT_EQ(begin, next) << "ranges must be consecutive";
@@ -455,8 +455,9 @@ TEST_P(SampleNeighborsTest, SinkSeesEveryEntryInOrderOnce) {
         next = end;
         ++calls;
         for (int64_t e = begin; e < end; ++e) {
-          seen.push_back(nb[e]);
-          nb[e] = -nb[e] - 1;  // the sink may rewrite its range
+          const int64_t v = sampled[e - begin];
+          seen.push_back(v);
+          nb[e] = -v - 1;  // the sink writes its range
         }
         inside.fetch_sub(1);
         return Status::OK();
@@ -482,7 +483,7 @@ TEST_P(SampleNeighborsTest, SinkErrorStopsTheCallsAndIsReturned) {
   for (int64_t i = 0; i < 3000; ++i) seeds[static_cast<size_t>(i)] = i;
   ThreadPool pool(2);
   int calls = 0;
-  const SampleSink sink = [&](int64_t*, int64_t, int64_t) {
+  const SampleSink sink = [&](const int64_t*, int64_t*, int64_t, int64_t) {
     return ++calls == 2 ? DataLoss("sink refused its second range") : Status::OK();
   };
   Tensor ptr, nb;

@@ -56,7 +56,7 @@ void CheckBatches(LocalIdMap* map, int64_t num_nodes, int64_t offset, const std:
       for (int64_t& v : ids) v = offset + static_cast<int64_t>(rng() % static_cast<uint64_t>(range));
       std::vector<int64_t> want;
       for (int64_t v : ids) want.push_back(ref.Id(v));
-      ASSERT_OK(map->Relabel(ids.data(), static_cast<int64_t>(ids.size())));
+      ASSERT_OK(map->Relabel(ids.data(), ids.data(), static_cast<int64_t>(ids.size())));
       ASSERT_EQ(ids, want) << "batch of " << batch_ids << ", call " << call;
     }
     EXPECT_EQ(testing::VectorOf<int64_t>(map->Nodes()), ref.nodes);
@@ -84,7 +84,7 @@ TEST(LocalIdMapTest, SixtyFourBitNodes) {
   CheckBatches(&map, huge, (int64_t{1} << 32) - 5000, kSizes, 5);
   std::vector<int64_t> ids = {7, int64_t{1} << 32, 7 + (int64_t{1} << 32), 7};
   ASSERT_OK(map.Begin(huge, I64({int64_t{2} << 32}), "seeds"));
-  ASSERT_OK(map.Relabel(ids.data(), 4));
+  ASSERT_OK(map.Relabel(ids.data(), ids.data(), 4));
   EXPECT_EQ(ids, (std::vector<int64_t>{1, 2, 3, 1}));
   map.Reset();
   CheckBatches(&map, 1000000, 0, {300, 70000}, 6);
@@ -108,7 +108,7 @@ TEST(LocalIdMapTest, NodeViewsStayValid) {
   const Tensor frontier = map.Nodes();
   std::vector<int64_t> ids(5000);
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = 100 + static_cast<int64_t>(i);  // all new: the buffer grows
-  ASSERT_OK(map.Relabel(ids.data(), static_cast<int64_t>(ids.size())));
+  ASSERT_OK(map.Relabel(ids.data(), ids.data(), static_cast<int64_t>(ids.size())));
   EXPECT_EQ(testing::VectorOf<int64_t>(frontier), (std::vector<int64_t>{5, 9}));
   EXPECT_EQ(map.size(), 5002);
   const Tensor taken = map.TakeNodes();
@@ -116,7 +116,7 @@ TEST(LocalIdMapTest, NodeViewsStayValid) {
   map.Reset();
   ASSERT_OK(map.Begin(1000000, I64({7, 8, 6}), "seeds"));
   std::vector<int64_t> more = {1, 2, 3};
-  ASSERT_OK(map.Relabel(more.data(), 3));
+  ASSERT_OK(map.Relabel(more.data(), more.data(), 3));
   EXPECT_EQ(testing::VectorOf<int64_t>(map.Nodes()), (std::vector<int64_t>{7, 8, 6, 1, 2, 3}));
   const std::vector<int64_t> first = testing::VectorOf<int64_t>(taken);
   EXPECT_EQ(first[0], 5);
@@ -144,12 +144,12 @@ TEST(LocalIdMapTest, Errors) {
   EXPECT_EQ(map.size(), 0);
   ASSERT_OK(map.Begin(10, I64({4, 2}), "seeds"));
   std::vector<int64_t> ids = {2, 7, -1};
-  EXPECT_ERROR_CONTAINS(map.Relabel(ids.data(), 3), "graph.indices holds node -1", "outside [0, 10)");
+  EXPECT_ERROR_CONTAINS(map.Relabel(ids.data(), ids.data(), 3), "graph.indices holds node -1", "outside [0, 10)");
   map.Reset();
   // After an error and a reset the map starts clean.
   ASSERT_OK(map.Begin(10, I64({7}), "seeds"));
   std::vector<int64_t> more = {2, 7, 2};
-  ASSERT_OK(map.Relabel(more.data(), 3));
+  ASSERT_OK(map.Relabel(more.data(), more.data(), 3));
   EXPECT_EQ(more, (std::vector<int64_t>{1, 0, 1}));
 }
 

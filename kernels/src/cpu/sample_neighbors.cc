@@ -8,31 +8,33 @@
 // only, so the sample of a node does not depend on its position in `seeds`,
 // on the chunking or on the thread count.
 //
-// Two passes over fixed chunks of seeds: count (and validate, saving each
-// row's start and degree), then fill at offsets from a prefix sum over chunk
-// totals; no per-seed allocation. The reads of indptr and of the rows are
-// random over the whole graph, so both passes work ahead of their reads:
-// the count pass prefetches indptr a few seeds ahead, and the fill pass
-// draws a seed's positions (eight Philox draws per AVX2 call: a draw's
-// words do not depend on the earlier draws) and prefetches the neighbours
-// they name kDrawAhead seeds before it reads them. The op then runs near
-// the speed of those misses (a graph backed by huge pages halves them on
-// machines where TLB misses dominate).
+// One pass over fixed chunks of seeds, with no per-seed allocation: each
+// chunk draws into its own slot of the output buffer, sized by a bound on
+// its draws, and the calling thread moves the finished chunks down to
+// their final place in order. A separate counting pass would read every
+// seed's indptr entry once more and cost a second fork-join per hop; in
+// the training step the two passes cost 9% of sampling. The reads of
+// indptr and of the rows are random over the whole graph, so the pass
+// works ahead of them: indptr a few seeds ahead, and a seed's positions
+// (eight Philox draws per AVX2 call: a draw's words do not depend on the
+// earlier draws) drawn and their neighbours prefetched kDrawAhead seeds
+// before they are read. The op then runs near the speed of those misses
+// (a graph backed by huge pages halves them on machines where TLB misses
+// dominate).
 //
-// With a sink (ops.h) the fill pass hands each finished chunk's neighbours
-// to it in chunk order while later chunks are still being drawn
-// (ordered_chunks.h): the sampler's sequential relabelling then runs on
-// the calling thread between the chunks it samples, instead of after the
-// whole pass, while the other threads go on sampling.
+// With a sink (ops.h) the in-order step hands each chunk to it instead of
+// moving it (ordered_chunks.h): the sampler's sequential relabelling then
+// runs on the calling thread between the chunks it samples, instead of
+// after the whole pass, while the other threads go on sampling.
 //
-// With a source mask the count pass also counts each row's allowed
-// neighbours c (one mask byte per edge; the mask of a graph that fits in
-// memory is small enough to stay in cache), and the fill pass runs Floyd
-// over [0, c), mapping draw t to the t-th allowed neighbour through a
-// per-chunk list of them. A row whose neighbours are all allowed takes the
-// unmasked path, so an all-ones mask reproduces the unmasked bits. The
-// masked variant is a separate instantiation: the unmasked loops are the
-// same code as without this feature.
+// With a source mask the fill also counts each row's allowed neighbours c
+// (one mask byte per edge; the mask of a graph that fits in memory is
+// small enough to stay in cache) and runs Floyd over [0, c), mapping draw
+// t to the t-th allowed neighbour through a per-chunk list of them. When
+// all of a row's neighbours are allowed that list is the row, so an
+// all-ones mask reproduces the unmasked bits. The masked variant is a
+// separate instantiation: the unmasked loops are the same code as without
+// this feature.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -59,6 +61,13 @@ constexpr int64_t kPrefetchSeeds = 8;
 // How many seeds ahead of the fill the draws are made and their
 // neighbours prefetched (see the fill pass).
 constexpr int64_t kDrawAhead = 16;
+// Seeds whose rows stage A has read and stage B has not yet filled: a
+// power of two above kDrawAhead.
+constexpr int64_t kRowRing = 32;
+static_assert(kRowRing > kDrawAhead && (kRowRing & (kRowRing - 1)) == 0, "kRowRing: a power of two > kDrawAhead");
+// Largest fanout whose chunks get seeds x fanout output slots without a
+// pass over the degrees (ChunkSlots).
+constexpr int64_t kSlotFanout = 64;
 
 // Positions already taken for the current seed: open addressing over a
 // power-of-two table of at least 2k slots, reused across the seeds of a
@@ -200,207 +209,222 @@ inline void FloydDraw(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* ta
   for (int64_t j = 0; j < k; ++j) dst[j] = get(dst[j]);
 }
 
+// The error for seeds[i], which the fill found bad: out of range, a row
+// whose indptr decreases, or (with a mask, which is indexed by them) an
+// index out of range in its row.
+template <typename IdxT, typename SeedT>
+Status BadSeedError(const Csr& graph, const SeedT* seed_ids, int64_t i) {
+  const int64_t* indptr = graph.indptr.data<int64_t>();
+  const IdxT* indices = graph.indices.data<IdxT>();
+  const int64_t s = static_cast<int64_t>(seed_ids[i]);
+  if (s < 0 || s >= graph.num_dst()) {
+    return OutOfRange("SampleNeighbors: seeds[" + std::to_string(i) + "] = " + std::to_string(s) +
+                      " is out of range [0, " + std::to_string(graph.num_dst()) + ")");
+  }
+  if (indptr[s + 1] < indptr[s]) {
+    return InvalidArgument("SampleNeighbors: graph.indptr decreases at row " + std::to_string(s) + " (indptr[" +
+                           std::to_string(s) + "] = " + std::to_string(indptr[s]) + " > indptr[" +
+                           std::to_string(s + 1) + "] = " + std::to_string(indptr[s + 1]) + ")");
+  }
+  for (int64_t pos = indptr[s]; pos < indptr[s + 1]; ++pos) {
+    const int64_t u = static_cast<int64_t>(indices[pos]);
+    if (u < 0 || u >= graph.num_src) {
+      return OutOfRange("SampleNeighbors: graph.indices[" + std::to_string(pos) + "] = " + std::to_string(u) +
+                        " (row " + std::to_string(s) + ") is out of range [0, " + std::to_string(graph.num_src) +
+                        ")");
+    }
+  }
+  return Internal("SampleNeighbors: seeds[" + std::to_string(i) + "] was flagged as bad but is valid");
+}
+
+// Where each chunk of seeds writes its neighbours: [slot[c], slot[c + 1])
+// of the output buffer, at least as many entries as the chunk can draw.
+// Fanouts up to kSlotFanout bound a chunk by its seeds times the fanout;
+// larger ones (and -1, every neighbour) would make that bound far too big,
+// so a pass over the seeds' degrees sizes each slot instead.
+template <typename SeedT>
+std::vector<int64_t> ChunkSlots(const ExecContext& ctx, const Csr& graph, const SeedT* seed_ids, int64_t num_seeds,
+                                int64_t fanout) {
+  const int64_t chunks = ThreadPool::NumChunks(num_seeds, kSeedGrain);
+  std::vector<int64_t> slot(static_cast<size_t>(chunks + 1), 0);
+  if (fanout >= 0 && fanout <= kSlotFanout) {
+    for (int64_t c = 0; c < chunks; ++c) slot[c + 1] = std::min(num_seeds, (c + 1) * kSeedGrain) * fanout;
+    return slot;
+  }
+  const int64_t* indptr = graph.indptr.data<int64_t>();
+  const uint64_t num_nodes = static_cast<uint64_t>(graph.num_dst());
+  ctx.pool->ParallelForChunks(num_seeds, kSeedGrain, [&](int64_t c, int64_t b, int64_t e) {
+    int64_t bound = 0;
+    for (int64_t i = b; i < e; ++i) {
+      if (i + kPrefetchSeeds < e) {
+        const uint64_t ahead = static_cast<uint64_t>(seed_ids[i + kPrefetchSeeds]);
+        if (ahead < num_nodes) __builtin_prefetch(indptr + ahead);
+      }
+      const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
+      // Bad seeds count 0 here; the fill reports them.
+      if (s < num_nodes) bound += std::max<int64_t>(0, SampleCount(fanout, indptr[s + 1] - indptr[s]));
+    }
+    slot[c + 1] = bound;
+  });
+  for (int64_t c = 0; c < chunks; ++c) slot[c + 1] += slot[c];
+  return slot;
+}
+
+// One pass over fixed chunks of seeds. A chunk draws its neighbours into
+// its own slot of the output buffer (ChunkSlots), so the chunks need not
+// know each other's counts; the calling thread then takes the finished
+// chunks in order, moving each down to its final place, or handing it to
+// the sink, which writes that place itself (the relabelling reads global
+// ids from the slot and writes local ids below them).
 template <typename IdxT, typename SeedT, bool kMasked>
 Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
                   RngKey key, const uint8_t* mask, const SampleSink* sink, Tensor* out_indptr,
                   Tensor* out_neighbors) {
-  const int64_t num_nodes = graph.num_dst();
+  const uint64_t num_nodes = static_cast<uint64_t>(graph.num_dst());
   const uint64_t num_src = static_cast<uint64_t>(graph.num_src);
   const int64_t num_seeds = seeds.size(0);
   const int64_t* indptr = graph.indptr.data<int64_t>();
   const IdxT* indices = graph.indices.data<IdxT>();
   const SeedT* seed_ids = seeds.data<SeedT>();
 
+  const int64_t chunks = ThreadPool::NumChunks(num_seeds, kSeedGrain);
+  const std::vector<int64_t> slot = ChunkSlots(ctx, graph, seed_ids, num_seeds, fanout);
   Tensor optr = Tensor::Empty({num_seeds + 1}, DType::kI64);
   int64_t* op = optr.data<int64_t>();
   op[0] = 0;
+  Tensor nbrs = Tensor::Empty({slot[chunks]}, DType::kI64);
+  int64_t* out = nbrs.data<int64_t>();
 
-  const int64_t chunks = ThreadPool::NumChunks(num_seeds, kSeedGrain);
   std::vector<int64_t> chunk_total(chunks, 0);
   std::vector<int64_t> chunk_bad(chunks, -1);  // first bad seed position
-
-  // Row starts and degrees of the seeds, saved by pass 1 so pass 2 reads
-  // no indptr; with a mask also each row's count of allowed neighbours.
-  std::vector<int64_t> row_begin(static_cast<size_t>(num_seeds)), degree(static_cast<size_t>(num_seeds));
-  std::vector<int64_t> allowed(kMasked ? static_cast<size_t>(num_seeds) : 0);
-  int64_t* rb = row_begin.data();
-  int64_t* deg = degree.data();
-  int64_t* avail = allowed.data();
-
-  // Pass 1: counts into op[i + 1], row starts, validation, chunk totals.
-  // The indptr reads are random; prefetching a few seeds ahead overlaps
-  // their cache and TLB misses. The masked pass reads the rows too: indptr
-  // is prefetched twice as far ahead so that the row prefetch can use it.
-  ctx.pool->ParallelForChunks(num_seeds, kSeedGrain, [&](int64_t c, int64_t b, int64_t e) {
-    int64_t total = 0;
-    for (int64_t i = b; i < e; ++i) {
-      if (kMasked) {
-        if (i + 2 * kPrefetchSeeds < e) {
-          const uint64_t ahead = static_cast<uint64_t>(seed_ids[i + 2 * kPrefetchSeeds]);
-          if (ahead < static_cast<uint64_t>(num_nodes)) __builtin_prefetch(indptr + ahead);
-        }
-        if (i + kPrefetchSeeds < e) {
-          const uint64_t ahead = static_cast<uint64_t>(seed_ids[i + kPrefetchSeeds]);
-          if (ahead < static_cast<uint64_t>(num_nodes)) __builtin_prefetch(indices + indptr[ahead]);
-        }
-      } else if (i + kPrefetchSeeds < e) {
-        const uint64_t ahead = static_cast<uint64_t>(seed_ids[i + kPrefetchSeeds]);
-        if (ahead < static_cast<uint64_t>(num_nodes)) __builtin_prefetch(indptr + ahead);
-      }
-      const int64_t s = static_cast<int64_t>(seed_ids[i]);
-      int64_t cnt = 0, begin = 0, d = 0, a = 0;
-      if (s < 0 || s >= num_nodes) {
-        if (chunk_bad[c] < 0) chunk_bad[c] = i;
-      } else {
-        begin = indptr[s];
-        d = indptr[s + 1] - begin;
-        if (d < 0) {
-          if (chunk_bad[c] < 0) chunk_bad[c] = i;
-        } else if (kMasked) {
-          const IdxT* nb = indices + begin;
-          bool in_range = true;
-          for (int64_t j = 0; j < d; ++j) {
-            const uint64_t u = static_cast<uint64_t>(nb[j]);
-            if (u >= num_src) {
-              in_range = false;
-              break;
-            }
-            a += mask[u] != 0;
-          }
-          if (!in_range) {
-            if (chunk_bad[c] < 0) chunk_bad[c] = i;
-            a = 0;
-          }
-          cnt = SampleCount(fanout, a);
-        } else {
-          cnt = SampleCount(fanout, d);
-        }
-      }
-      rb[i] = begin;
-      deg[i] = d;
-      if (kMasked) avail[i] = a;
-      op[i + 1] = cnt;
-      total += cnt;
+  int64_t placed = 0;  // entries in their final place (calling thread only)
+  // Runs on the calling thread, chunk by chunk in order, as soon as the
+  // chunks before are done too (ordered_chunks.h). A chunk's indptr entries
+  // are relative to its slot until then.
+  OrderedChunks ordered(chunks, [&](int64_t c) {
+    if (chunk_bad[c] >= 0) return BadSeedError<IdxT>(graph, seed_ids, chunk_bad[c]);
+    const int64_t b = c * kSeedGrain, e = std::min(num_seeds, b + kSeedGrain), n = chunk_total[c];
+    for (int64_t i = b; i < e; ++i) op[i + 1] += placed;
+    Status status;
+    if (n > 0 && sink != nullptr) {
+      status = (*sink)(out + slot[c], out, placed, placed + n);
+    } else if (n > 0) {
+      std::memmove(out + placed, out + slot[c], static_cast<size_t>(n) * sizeof(int64_t));
     }
-    chunk_total[c] = total;
+    placed += n;
+    return status;
   });
-
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t i = chunk_bad[c];
-    if (i < 0) continue;
-    const int64_t s = static_cast<int64_t>(seed_ids[i]);
-    if (s < 0 || s >= num_nodes) {
-      return OutOfRange("SampleNeighbors: seeds[" + std::to_string(i) + "] = " + std::to_string(s) +
-                        " is out of range [0, " + std::to_string(num_nodes) + ")");
-    }
-    if (indptr[s + 1] < indptr[s]) {
-      return InvalidArgument("SampleNeighbors: graph.indptr decreases at row " + std::to_string(s) +
-                             " (indptr[" + std::to_string(s) + "] = " + std::to_string(indptr[s]) +
-                             " > indptr[" + std::to_string(s + 1) + "] = " + std::to_string(indptr[s + 1]) +
-                             ")");
-    }
-    // Only the masked pass checks indices (it indexes the mask with them).
-    for (int64_t pos = indptr[s]; pos < indptr[s + 1]; ++pos) {
-      const int64_t u = static_cast<int64_t>(indices[pos]);
-      if (u < 0 || static_cast<uint64_t>(u) >= num_src) {
-        return OutOfRange("SampleNeighbors: graph.indices[" + std::to_string(pos) + "] = " + std::to_string(u) +
-                          " (row " + std::to_string(s) + ") is out of range [0, " + std::to_string(num_src) +
-                          ")");
-      }
-    }
-  }
-
-  std::vector<int64_t> chunk_offset(chunks, 0);
-  int64_t total = 0;
-  for (int64_t c = 0; c < chunks; ++c) {
-    chunk_offset[c] = total;
-    total += chunk_total[c];
-  }
 
   const DrawWords draw_words = ChooseDrawWords();
-  Tensor nbrs = Tensor::Empty({total}, DType::kI64);
-  int64_t* out = nbrs.data<int64_t>();
-  // The sink sees each chunk's neighbours, in chunk order, as soon as the
-  // chunks before it are done too (ordered_chunks.h).
-  OrderedChunks ordered(sink != nullptr ? chunks : 0, [&](int64_t c) {
-    const int64_t b = chunk_offset[c], e = b + chunk_total[c];
-    return e > b ? (*sink)(out, b, e) : Status::OK();
-  });
-
-  // Pass 2: turn this chunk's counts into offsets and fill. Chunk c writes
-  // op[b+1 .. e] only, so chunks never touch each other's entries.
   ctx.pool->ParallelForChunks(num_seeds, kSeedGrain, [&](int64_t c, int64_t b, int64_t e) {
     TakenSet taken;
     std::vector<IdxT> candidates;  // masked rows: the allowed neighbours, in CSR order
-    int64_t pos = chunk_offset[c];
-    // Unmasked rows in two stages kDrawAhead seeds apart: stage A draws a
-    // seed's positions into its output slots and prefetches the neighbours
-    // they name (scattered over the row: one cache miss each); stage B,
-    // kDrawAhead seeds later, replaces the positions by the neighbour ids.
-    // The misses of several seeds are then in flight at once instead of
-    // one draw's at a time.
-    int64_t ahead = b, ahead_pos = pos;
+    int64_t* const chunk_out = out + slot[c];
+    int64_t bad = -1;
+    auto flag_bad = [&bad](int64_t i) { bad = bad < 0 || i < bad ? i : bad; };
+    // Two stages kDrawAhead seeds apart. Stage A reads a seed's indptr
+    // (prefetched kPrefetchSeeds seeds before), draws its positions into
+    // its output slots and prefetches the neighbours they name (scattered
+    // over the row: one cache miss each), or the whole row when every
+    // neighbour is taken; stage B, kDrawAhead seeds later, replaces the
+    // positions by the neighbour ids. The misses of several seeds are then
+    // in flight at once instead of one draw's at a time. A masked row's
+    // count needs the row itself, so stage A only prefetches it and stage B
+    // counts and draws.
+    struct Row {
+      int64_t begin, degree, count;
+    };
+    Row rows[kRowRing];
+    int64_t ahead = b, ahead_pos = 0;
     auto stage_a = [&](int64_t i) {
-      const int64_t k = op[i + 1];
-      const int64_t d = deg[i];
-      const IdxT* nb = indices + rb[i];
-      if (kMasked && avail[i] != d) {
-        // Masked rows are drawn in stage B.
-      } else if (k == d) {
+      if (i + kPrefetchSeeds < e) {
+        const uint64_t next = static_cast<uint64_t>(seed_ids[i + kPrefetchSeeds]);
+        if (next < num_nodes) __builtin_prefetch(indptr + next);
+      }
+      Row& row = rows[i & (kRowRing - 1)];
+      row = Row{0, 0, 0};
+      const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
+      if (s >= num_nodes || indptr[s + 1] < indptr[s]) {
+        flag_bad(i);
+        return;
+      }
+      row.begin = indptr[s];
+      row.degree = indptr[s + 1] - row.begin;
+      const IdxT* nb = indices + row.begin;
+      row.count = kMasked ? 0 : SampleCount(fanout, row.degree);
+      if (kMasked || row.count == row.degree) {
         const char* line = reinterpret_cast<const char*>(nb);
-        const char* end = reinterpret_cast<const char*>(nb + d);
+        const char* end = reinterpret_cast<const char*>(nb + row.degree);
         for (int l = 0; line < end && l < 8; line += 64, ++l) __builtin_prefetch(line);
       } else {
-        int64_t* dst = out + ahead_pos;
-        FloydPositions(key, static_cast<uint64_t>(seed_ids[i]), k, d, &taken, dst, draw_words);
-        for (int64_t j = 0; j < k; ++j) __builtin_prefetch(nb + dst[j]);
+        int64_t* dst = chunk_out + ahead_pos;
+        FloydPositions(key, s, row.count, row.degree, &taken, dst, draw_words);
+        for (int64_t j = 0; j < row.count; ++j) __builtin_prefetch(nb + dst[j]);
       }
-      ahead_pos += k;
+      ahead_pos += row.count;
     };
+    // The first seeds' indptr entries together: stage A prefetches only
+    // kPrefetchSeeds ahead of itself, which would leave these misses one
+    // after the other at the start of every chunk.
+    for (int64_t i = b; i < e && i < b + kPrefetchSeeds; ++i) {
+      const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
+      if (s < num_nodes) __builtin_prefetch(indptr + s);
+    }
     for (; ahead < e && ahead < b + kDrawAhead; ++ahead) stage_a(ahead);
+    int64_t pos = 0;
     for (int64_t i = b; i < e; ++i) {
       if (ahead < e) stage_a(ahead++);
-      const int64_t k = op[i + 1];
-      const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
-      const IdxT* nb = indices + rb[i];
-      int64_t* dst = out + pos;
-      const int64_t d = deg[i];
-      if (!kMasked || avail[i] == d) {
+      const Row& row = rows[i & (kRowRing - 1)];
+      const IdxT* nb = indices + row.begin;
+      int64_t* dst = chunk_out + pos;
+      const int64_t d = row.degree;
+      int64_t k = row.count;
+      if (!kMasked) {
         if (k == d) {
           for (int64_t j = 0; j < d; ++j) dst[j] = static_cast<int64_t>(nb[j]);
         } else {
           for (int64_t j = 0; j < k; ++j) dst[j] = static_cast<int64_t>(nb[dst[j]]);
         }
-      } else {
-        const int64_t a = avail[i];
-        if (k == a) {
-          int64_t w = 0;
-          for (int64_t j = 0; j < d; ++j) {
-            if (mask[static_cast<uint64_t>(nb[j])] != 0) dst[w++] = static_cast<int64_t>(nb[j]);
+      } else if (d > 0) {
+        // The allowed neighbours, compacted branch-free (one slot past the
+        // last allowed one is written); a row whose neighbours are all
+        // allowed gives the unmasked draws, as cand[t] is then nb[t].
+        if (static_cast<int64_t>(candidates.size()) < d + 1) candidates.resize(static_cast<size_t>(d + 1));
+        IdxT* cand = candidates.data();
+        int64_t a = 0;
+        bool in_range = true;
+        for (int64_t j = 0; j < d; ++j) {
+          const IdxT u = nb[j];
+          if (static_cast<uint64_t>(u) >= num_src) {
+            in_range = false;
+            break;
           }
+          cand[a] = u;
+          a += mask[static_cast<uint64_t>(u)] != 0;
+        }
+        if (!in_range) {
+          flag_bad(i);
         } else {
-          // Branch-free compaction writes one slot past the last allowed one.
-          if (static_cast<int64_t>(candidates.size()) < a + 1) candidates.resize(static_cast<size_t>(a + 1));
-          IdxT* cand = candidates.data();
-          int64_t w = 0;
-          for (int64_t j = 0; j < d; ++j) {
-            const IdxT u = nb[j];
-            cand[w] = u;
-            w += mask[static_cast<uint64_t>(u)] != 0;
+          k = SampleCount(fanout, a);
+          if (k == a) {
+            for (int64_t j = 0; j < a; ++j) dst[j] = static_cast<int64_t>(cand[j]);
+          } else {
+            FloydDraw(key, static_cast<uint64_t>(seed_ids[i]), k, a, &taken, dst, draw_words,
+                      [cand](int64_t t) { return static_cast<int64_t>(cand[t]); });
           }
-          FloydDraw(key, s, k, a, &taken, dst, draw_words,
-                    [cand](int64_t t) { return static_cast<int64_t>(cand[t]); });
         }
       }
       pos += k;
       op[i + 1] = pos;
     }
-    if (sink != nullptr) ordered.Done(c);
+    chunk_total[c] = pos;
+    chunk_bad[c] = bad;
+    ordered.Done(c);
   });
-  if (sink != nullptr) FS_RETURN_IF_ERROR(ordered.Finish());
+  FS_RETURN_IF_ERROR(ordered.Finish());
 
   *out_indptr = std::move(optr);
-  *out_neighbors = std::move(nbrs);
+  *out_neighbors = nbrs.Slice(0, 0, placed);
   return Status::OK();
 }
 

@@ -158,16 +158,22 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
 // masked seed costs O(degree) where an unmasked one costs O(fanout).
 //
 // `sink` (optional) receives the sampled neighbours while the op is still
-// running: it is called with `neighbors` (out_neighbors' data) and
-// consecutive ranges [begin, end) of its entries, in increasing order, each
-// entry once and only once it is final, always on the calling thread
+// running, and writes them into out_neighbors itself: it is called with
+// `sampled`, the neighbours of entries [begin, end) of out_neighbors in
+// order, and `neighbors` (out_neighbors' data), and must write
+// neighbors[begin, end), for consecutive ranges in increasing order, each
+// range once and only once it is final, always on the calling thread
 // (between the chunks it samples itself, so a sink's working set stays in
-// one core's caches). A caller whose own pass over the
-// output must go in order (the sampler's relabelling) then overlaps it with
-// the rest of the sampling instead of following it. The sink may rewrite
-// the entries of its range. Its first error stops the calls and is the
-// op's result. On return every entry has been passed to the sink.
-using SampleSink = std::function<Status(int64_t* neighbors, int64_t begin, int64_t end)>;
+// one core's caches). `sampled` lies at or after neighbors + begin in the
+// same buffer and may overlap the range: a sink that goes forward and
+// reads sampled[j] before it writes neighbors[begin + j] is safe. A caller
+// whose own pass over the output must go in order (the sampler's
+// relabelling) then overlaps it with the rest of the sampling instead of
+// following it, and writes its result straight into place. Its first
+// error stops the calls and is the op's result. On return every entry has
+// been passed to the sink.
+using SampleSink =
+    std::function<Status(const int64_t* sampled, int64_t* neighbors, int64_t begin, int64_t end)>;
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
                        RngKey key, Tensor* out_indptr, Tensor* out_neighbors,
                        const Tensor* source_mask = nullptr, const SampleSink* sink = nullptr);
