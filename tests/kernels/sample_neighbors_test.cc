@@ -275,7 +275,7 @@ void NaiveMaskedSample(const TestGraph& g, const std::vector<uint8_t>& mask, con
       std::set<int64_t> taken;
       for (int64_t j = 0; j < k; ++j) {
         const int64_t m = c - k + j;
-        int64_t t = static_cast<int64_t>(key.Below(static_cast<uint64_t>(m + 1), static_cast<uint64_t>(s), j));
+        int64_t t = static_cast<int64_t>(key.PairedBelow(static_cast<uint64_t>(m + 1), static_cast<uint64_t>(s), j));
         if (!taken.insert(t).second) {
           t = m;
           taken.insert(t);
@@ -312,7 +312,7 @@ TEST_P(SampleNeighborsTest, MaskedMatchesNaiveAndDrawsOnlyAllowed) {
 TEST_P(SampleNeighborsTest, UnmaskedMatchesNaiveFloyd) {
   // Rows up to 300 long and fanouts around the vector Philox's groups of
   // eight, the small-fanout path (up to 16 draws) and blocks of 64 draws,
-  // against scalar RngKey::Below draws.
+  // against scalar RngKey::PairedBelow draws.
   const TestGraph g = RandomGraph(300, 300, 33, GetParam());
   const std::vector<uint8_t> all(300, 1);
   std::vector<int64_t> seeds;

@@ -55,9 +55,9 @@ FS_AVX512 inline void PhiloxRounds8x64(uint64_t key, __m512i* c0, __m512i* c1, _
   }
 }
 
-// PhiloxDrawsXY (philox_simd.h) with AVX-512: words x and y of
-// key.Bits(element, first + j) for j in [0, n), sixteen draws per step;
-// x and y need room for n rounded up to a multiple of kPhiloxLanes (8).
+// PhiloxDrawsXY (philox_simd.h) with AVX-512: the same words, sixteen
+// draws (eight Philox counters) per step; x and y need room for n rounded
+// up to a multiple of kPhiloxDrawsPerStep (16).
 FS_AVX512 void PhiloxDrawsXYAvx512(RngKey key, uint64_t element, uint64_t first, int64_t n, uint32_t* x,
                                    uint32_t* y);
 

@@ -51,45 +51,53 @@ inline void Philox8(uint64_t key, __m256i* c0, __m256i* c1, __m256i* c2, __m256i
 }
 #endif
 
-// Words x and y of key.Bits(element, first + j) for j in [0, n): the two
-// words RngKey::Below draws from. With AVX2 the words come eight at a
-// time and the last group is computed whole: x and y need room for n
-// rounded up to a multiple of kPhiloxLanes (the extra words are valid
-// draws, just not asked for).
-constexpr int64_t kPhiloxLanes = 8;
+// The words RngKey::PairedBelow takes for draws first .. first + n - 1 of
+// `element` (`first` even): draw d's high word in x[d - first] and low
+// word in y[d - first], that is x and y of Bits(element, d / 2) for an even
+// d and z and w for an odd one. With AVX2 the words come sixteen draws
+// (eight Philox counters) at a time and the last group is computed whole:
+// x and y need room for n rounded up to a multiple of kPhiloxDrawsPerStep
+// (the extra words are valid draws, just not asked for).
+constexpr int64_t kPhiloxDrawsPerStep = 16;
 inline void PhiloxDrawsXY(RngKey key, uint64_t element, uint64_t first, int64_t n, uint32_t* x, uint32_t* y) {
   int64_t j = 0;
 #if defined(__AVX2__)
   const __m256i lo = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(element)));
   const __m256i hi = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(element >> 32)));
-  for (; j < n; j += 8) {
-    const uint64_t d0 = first + static_cast<uint64_t>(j);
-    // Draw counters d0 .. d0 + 7 (ctr_hi): low words, and high words (equal
+  for (; j < n; j += kPhiloxDrawsPerStep) {
+    const uint64_t c = (first + static_cast<uint64_t>(j)) >> 1;
+    // Counters c .. c + 7 (ctr_hi): low words, and high words (equal
     // across the lanes unless the low word wraps, handled lane by lane).
-    alignas(32) uint32_t dl[8], dh[8];
+    alignas(32) uint32_t cl[8], ch[8];
     for (int l = 0; l < 8; ++l) {
-      dl[l] = static_cast<uint32_t>(d0 + static_cast<uint64_t>(l));
-      dh[l] = static_cast<uint32_t>((d0 + static_cast<uint64_t>(l)) >> 32);
+      cl[l] = static_cast<uint32_t>(c + static_cast<uint64_t>(l));
+      ch[l] = static_cast<uint32_t>((c + static_cast<uint64_t>(l)) >> 32);
     }
     __m256i c0 = lo, c1 = hi;
-    __m256i c2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(dl));
-    __m256i c3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(dh));
+    __m256i c2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(cl));
+    __m256i c3 = _mm256_load_si256(reinterpret_cast<const __m256i*>(ch));
     Philox8(key.key, &c0, &c1, &c2, &c3);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + j), c0);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + j), c1);
+    // Lane l holds counter c + l's words: interleave x with z and y with w
+    // into draw order (x0 z0 x1 z1 ...), eight draws per 128-bit half.
+    const __m256i xz_lo = _mm256_unpacklo_epi32(c0, c2), xz_hi = _mm256_unpackhi_epi32(c0, c2);
+    const __m256i yw_lo = _mm256_unpacklo_epi32(c1, c3), yw_hi = _mm256_unpackhi_epi32(c1, c3);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + j), _mm256_permute2x128_si256(xz_lo, xz_hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + j + 8), _mm256_permute2x128_si256(xz_lo, xz_hi, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + j), _mm256_permute2x128_si256(yw_lo, yw_hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + j + 8), _mm256_permute2x128_si256(yw_lo, yw_hi, 0x31));
   }
 #endif
   for (; j < n; ++j) {
-    const Uint4 b = key.Bits(element, first + static_cast<uint64_t>(j));
-    x[j] = b.x;
-    y[j] = b.y;
+    const uint64_t d = first + static_cast<uint64_t>(j);
+    const Uint4 b = key.Bits(element, d >> 1);
+    x[j] = (d & 1) == 0 ? b.x : b.z;
+    y[j] = (d & 1) == 0 ? b.y : b.w;
   }
 }
 
-// RngKey::Below(n, ...) from the words x, y of the same draw.
+// RngKey::BelowFrom(n) of the draw whose words are x (high) and y (low).
 inline uint64_t BelowFromXY(uint32_t x, uint32_t y, uint64_t n) {
-  const uint64_t r = (static_cast<uint64_t>(x) << 32) | y;
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64);
+  return RngKey::BelowFrom((static_cast<uint64_t>(x) << 32) | y, n);
 }
 
 }  // namespace foresight::kernels::cpu

@@ -1,12 +1,10 @@
 // Uniform neighbour sampling without replacement on the CPU.
 //
 // Each seed draws min(fanout, degree) distinct edge positions of its CSR row
-// with Floyd's algorithm: draw j (j = 0..k-1) picks t = Below(d-k+j+1, s, j)
-// and takes t, or d-k+j when t was already taken. Every k-subset is equally
-// likely and the cost is O(k) per seed (a small open-addressing set of taken
-// positions), never O(degree). Draws are keyed by (key, node id, draw index)
-// only, so the sample of a node does not depend on its position in `seeds`,
-// on the chunking or on the thread count.
+// with Floyd's algorithm (floyd.h), O(fanout) per seed, never O(degree).
+// Draws are keyed by (key, node id, draw index) only, so the sample of a
+// node does not depend on its position in `seeds`, on the chunking or on
+// the thread count.
 //
 // One pass over fixed chunks of seeds, with no per-seed allocation: each
 // chunk draws into its own slot of the output buffer, sized by a bound on
@@ -16,9 +14,10 @@
 // the training step the two passes cost 9% of sampling. The reads of
 // indptr and of the rows are random over the whole graph, so the pass
 // works ahead of them: indptr a few seeds ahead, and a seed's positions
-// (eight Philox draws per AVX2 call: a draw's words do not depend on the
-// earlier draws) drawn and their neighbours prefetched kDrawAhead seeds
-// before they are read. The op then runs near the speed of those misses
+// (sixteen draws per vector Philox step: a draw's words do not depend on
+// the earlier draws, and one Philox call's four words make two draws)
+// drawn and their neighbours prefetched kDrawAhead seeds before they are
+// read. The op then runs near the speed of those misses
 // (a graph backed by huge pages halves them on machines where TLB misses
 // dominate).
 //
@@ -40,14 +39,9 @@
 #include <string>
 #include <vector>
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
 #include "foresight/kernels/ops.h"
+#include "floyd.h"
 #include "ordered_chunks.h"
-#include "philox_avx512.h"
-#include "philox_simd.h"
 
 namespace foresight::kernels::cpu {
 
@@ -69,144 +63,8 @@ static_assert(kRowRing > kDrawAhead && (kRowRing & (kRowRing - 1)) == 0, "kRowRi
 // pass over the degrees (ChunkSlots).
 constexpr int64_t kSlotFanout = 64;
 
-// Positions already taken for the current seed: open addressing over a
-// power-of-two table of at least 2k slots, reused across the seeds of a
-// chunk (cleared per seed in O(k)).
-class TakenSet {
- public:
-  void Reset(int64_t k) {
-    size_t cap = 16;
-    while (cap < static_cast<size_t>(2 * k)) cap <<= 1;
-    if (slots_.size() < cap) slots_.resize(cap);
-    mask_ = cap - 1;
-    std::fill(slots_.begin(), slots_.begin() + cap, int64_t{-1});
-  }
-  // Inserts `pos`; returns false if it was already present.
-  bool Insert(int64_t pos) {
-    size_t h = static_cast<size_t>((static_cast<uint64_t>(pos) * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
-    for (;;) {
-      const int64_t v = slots_[h];
-      if (v == pos) return false;
-      if (v < 0) {
-        slots_[h] = pos;
-        return true;
-      }
-      h = (h + 1) & mask_;
-    }
-  }
-
- private:
-  std::vector<int64_t> slots_;
-  size_t mask_ = 0;
-};
-
 inline int64_t SampleCount(int64_t fanout, int64_t degree) {
   return (fanout < 0 || fanout >= degree) ? degree : fanout;
-}
-
-// The Philox words of a seed's draws: AVX-512 where the CPU has it (same
-// words, fewer instructions), else AVX2 / scalar.
-using DrawWords = void (*)(RngKey, uint64_t, uint64_t, int64_t, uint32_t*, uint32_t*);
-DrawWords ChooseDrawWords() {
-#if defined(FS_HAVE_AVX512_PHILOX)
-  if (HaveAvx512()) return PhiloxDrawsXYAvx512;
-#endif
-  return PhiloxDrawsXY;
-}
-
-// Fanouts up to kSmallK (the usual 10-15 draws per node) take a set of
-// taken positions that is just the draws so far, held in four AVX2
-// registers padded with -1: membership is four compares, and draw j
-// enters lane j by a blend, with no hashing, no table to clear per seed and
-// no round trip through memory (a 64-bit store followed by a 256-bit load
-// of the same bytes cannot be store-forwarded and stalls every draw). The
-// same set as TakenSet, so the same draws.
-constexpr int64_t kSmallK = 16;
-
-#if defined(__AVX2__)
-class Taken16 {
- public:
-  Taken16() : s_{Ones(), Ones(), Ones(), Ones()} {}
-  bool Contains(int64_t t) const {
-    const __m256i v = _mm256_set1_epi64x(t);
-    const __m256i any = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi64(s_[0], v), _mm256_cmpeq_epi64(s_[1], v)),
-                                        _mm256_or_si256(_mm256_cmpeq_epi64(s_[2], v), _mm256_cmpeq_epi64(s_[3], v)));
-    return !_mm256_testz_si256(any, any);
-  }
-  // Puts t in lane j (each lane is written once, in order).
-  void Set(int64_t j, int64_t t) {
-    const __m256i v = _mm256_set1_epi64x(t);
-    const __m256i jj = _mm256_set1_epi64x(j);
-    for (int r = 0; r < 4; ++r) {
-      const __m256i lanes = _mm256_setr_epi64x(4 * r, 4 * r + 1, 4 * r + 2, 4 * r + 3);
-      s_[r] = _mm256_blendv_epi8(s_[r], v, _mm256_cmpeq_epi64(lanes, jj));
-    }
-  }
-
- private:
-  static __m256i Ones() { return _mm256_set1_epi64x(-1); }
-  __m256i s_[4];
-};
-#else
-class Taken16 {
- public:
-  bool Contains(int64_t t) const {
-    bool found = false;
-    for (int64_t i = 0; i < kSmallK; ++i) found |= s_[i] == t;
-    return found;
-  }
-  void Set(int64_t j, int64_t t) { s_[j] = t; }
-
- private:
-  int64_t s_[kSmallK] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-};
-#endif
-
-// Floyd's draw of k distinct positions of [0, n) for node s, writing the
-// position of draw j to dst[j]. The draws' random words do not depend on
-// the taken set (draw j always picks from [0, n - k + j]), so they are
-// computed first, eight or sixteen per vector Philox call.
-inline void FloydPositions(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst,
-                           DrawWords draw_words) {
-  const int64_t base = n - k;
-  constexpr int64_t kBlock = 64;  // draws per batch of words (a multiple of kPhiloxLanes)
-  alignas(32) uint32_t wx[kBlock], wy[kBlock];
-  if (k <= kSmallK) {
-    Taken16 small;
-    draw_words(key, s, 0, k, wx, wy);
-    for (int64_t j = 0; j < k; ++j) {
-      const int64_t m = base + j;  // draw from [0, m]
-      int64_t t = static_cast<int64_t>(BelowFromXY(wx[j], wy[j], static_cast<uint64_t>(m + 1)));
-      if (small.Contains(t)) t = m;  // m is new: earlier draws were all < m
-      small.Set(j, t);
-      dst[j] = t;
-    }
-    return;
-  }
-  taken->Reset(k);
-  for (int64_t j0 = 0; j0 < k; j0 += kBlock) {
-    const int64_t cnt = k - j0 < kBlock ? k - j0 : kBlock;
-    draw_words(key, s, static_cast<uint64_t>(j0), cnt, wx, wy);
-    for (int64_t q = 0; q < cnt; ++q) {
-      const int64_t j = j0 + q;
-      const int64_t m = base + j;  // draw from [0, m]
-      int64_t t = static_cast<int64_t>(BelowFromXY(wx[q], wy[q], static_cast<uint64_t>(m + 1)));
-      if (!taken->Insert(t)) {
-        t = m;  // m is new: earlier draws were all < m
-        taken->Insert(t);
-      }
-      dst[j] = t;
-    }
-  }
-}
-
-// Floyd's draw of k distinct positions of [0, n) for node s, writing get(t)
-// for each drawn position t into dst (draw j -> dst[j]).
-template <typename Get>
-inline void FloydDraw(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst,
-                      DrawWords draw_words, Get get) {
-  FloydPositions(key, s, k, n, taken, dst, draw_words);
-  for (int64_t j = 0; j < k; ++j) dst[j] = get(dst[j]);
 }
 
 // The error for seeds[i], which the fill found bad: out of range, a row
@@ -315,7 +173,7 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
     return status;
   });
 
-  const DrawWords draw_words = ChooseDrawWords();
+  const FloydFns floyd = ChooseFloydFns();
   ctx.pool->ParallelForChunks(num_seeds, kSeedGrain, [&](int64_t c, int64_t b, int64_t e) {
     TakenSet taken;
     std::vector<IdxT> candidates;  // masked rows: the allowed neighbours, in CSR order
@@ -358,7 +216,7 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
         for (int l = 0; line < end && l < 8; line += 64, ++l) __builtin_prefetch(line);
       } else {
         int64_t* dst = chunk_out + ahead_pos;
-        FloydPositions(key, s, row.count, row.degree, &taken, dst, draw_words);
+        FloydPositions(key, s, row.count, row.degree, &taken, dst, floyd);
         for (int64_t j = 0; j < row.count; ++j) __builtin_prefetch(nb + dst[j]);
       }
       ahead_pos += row.count;
@@ -409,7 +267,7 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
           if (k == a) {
             for (int64_t j = 0; j < a; ++j) dst[j] = static_cast<int64_t>(cand[j]);
           } else {
-            FloydDraw(key, static_cast<uint64_t>(seed_ids[i]), k, a, &taken, dst, draw_words,
+            FloydDraw(key, static_cast<uint64_t>(seed_ids[i]), k, a, &taken, dst, floyd,
                       [cand](int64_t t) { return static_cast<int64_t>(cand[t]); });
           }
         }

@@ -69,10 +69,22 @@ struct RngKey {
     return static_cast<float>(w >> 8) * (1.0f / 16777216.0f);
   }
   // Uniform integer in [0, n) without modulo bias worth caring about
-  // (64-bit multiply-shift of 32 random bits; bias < n / 2^32).
+  // (the high word of 64 random bits times n; bias < n / 2^64).
   FS_HOST_DEVICE uint64_t Below(uint64_t n, uint64_t element, uint64_t draw) const {
     const Uint4 b = Bits(element, draw);
-    const uint64_t r = (static_cast<uint64_t>(b.x) << 32) | b.y;
+    return BelowFrom((static_cast<uint64_t>(b.x) << 32) | b.y, n);
+  }
+  // Below for a stream of two draws per Philox call, for ops bound by
+  // drawing (neighbour sampling): draw d takes the words (x, y) of
+  // Bits(element, d / 2) when d is even and (z, w) when it is odd.
+  FS_HOST_DEVICE uint64_t PairedBelow(uint64_t n, uint64_t element, uint64_t draw) const {
+    const Uint4 b = Bits(element, draw >> 1);
+    return BelowFrom((draw & 1) == 0 ? (static_cast<uint64_t>(b.x) << 32) | b.y
+                                     : (static_cast<uint64_t>(b.z) << 32) | b.w,
+                     n);
+  }
+  // [0, n) from 64 random bits r: the high word of r * n.
+  static FS_HOST_DEVICE uint64_t BelowFrom(uint64_t r, uint64_t n) {
     return static_cast<uint64_t>((static_cast<unsigned __int128>(r) * n) >> 64);
   }
 };

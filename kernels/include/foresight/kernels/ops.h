@@ -141,7 +141,8 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
 // CSR-by-destination graph, indices i32/i64 global ids). For seed s with
 // degree d it draws min(fanout, d) distinct in-neighbours (all of them when
 // fanout < 0 or fanout >= d, in CSR order). Draw j of node s uses
-// key.Bits(s, j) (the caller folds seed, epoch, batch and hop into key), so
+// key.PairedBelow(.., s, j) (the caller folds seed, epoch, batch and hop
+// into key), so
 // the result is a function of (key, s) only: same on any device or thread
 // count. Outputs: out_indptr i64 [num_seeds + 1] and out_neighbors i64
 // (allocated by the op, global ids, per seed in the order drawn).
