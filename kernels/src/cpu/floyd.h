@@ -127,10 +127,10 @@ inline FloydFns ChooseFloydFns() {
   return PortableFloydFns();
 }
 
-// Floyd's draw of k distinct positions of [0, n) for node s, writing the
-// position of draw j to dst[j]. The draws' random words do not depend on
-// the taken set (draw j always picks from [0, n - k + j]), so they are
-// computed first, sixteen or thirty-two per vector Philox step.
+// Floyd's draw of k distinct positions of [0, n) for node s (the rule
+// above), writing the position of draw j to dst[j]: in one call on the
+// CPU's small-draw path where there is one and k and n fit it, else from
+// Philox words made sixteen or thirty-two draws per vector step.
 inline void FloydPositions(RngKey key, uint64_t s, int64_t k, int64_t n, TakenSet* taken, int64_t* dst,
                            const FloydFns& fns) {
   if (k <= kSmallK && fns.small != nullptr && n <= kSmallFloydMaxN) {

@@ -9,9 +9,9 @@
 // One pass over fixed chunks of seeds, with no per-seed allocation: each
 // chunk draws into its own slot of the output buffer, sized by a bound on
 // its draws, and the calling thread moves the finished chunks down to
-// their final place in order. A separate counting pass would read every
-// seed's indptr entry once more and cost a second fork-join per hop; in
-// the training step the two passes cost 9% of sampling. The reads of
+// their final place in order. A separate counting pass (9% of sampling in
+// the training step) would read every seed's indptr entry a second time
+// and cost a second fork-join per hop. The reads of
 // indptr and of the rows are random over the whole graph, so the pass
 // works ahead of them: indptr a few seeds ahead, and a seed's positions
 // (sixteen draws per vector Philox step: a draw's words do not depend on
