@@ -191,7 +191,13 @@ class MiniBatchRunner : public EpochRunner {
   }
 
  private:
-  static int64_t TensorBytes(const Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nbytes()) : 0; }
+  // The memory a batch's tensor holds: its whole storage, as the input
+  // nodes and a block's indices are views of buffers sized by a bound
+  // (the sampler's growth, seeds x fanout per chunk).
+  static int64_t TensorBytes(const Tensor& t) {
+    if (!t.defined()) return 0;
+    return static_cast<int64_t>(t.storage() != nullptr ? t.storage()->bytes() : t.nbytes());
+  }
 
   // The largest input rows, edges, per-block destination rows and bytes of
   // the first few batches (full neighbourhoods: an upper bound for resident

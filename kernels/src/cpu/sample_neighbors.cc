@@ -50,7 +50,7 @@ namespace {
 // Seeds per chunk: small enough to balance skewed degrees over the pool,
 // large enough that the per-chunk scratch and scheduling are amortised.
 constexpr int64_t kSeedGrain = 128;
-// How many seeds ahead the row reads are prefetched.
+// How many seeds ahead their indptr entries are prefetched.
 constexpr int64_t kPrefetchSeeds = 8;
 // How many seeds ahead of the fill the draws are made and their
 // neighbours prefetched (see the fill pass).
