@@ -94,8 +94,7 @@ void LocalIdMap::Reset() {
   base_ = 1;
 }
 
-Status LocalIdMap::Begin(int64_t num_nodes, const Tensor& ids, const char* what) {
-  Reset();
+Status LocalIdMap::CheckIds(const Tensor& ids, const char* what) {
   if (!ids.defined() || ids.dim() != 1 || !ids.is_contiguous() || !ids.device().is_cpu() ||
       (ids.dtype() != DType::kI32 && ids.dtype() != DType::kI64)) {
     return InvalidArgument(std::string(what) + ": expected a contiguous 1-D i32 or i64 host tensor, got " +
@@ -105,6 +104,12 @@ Status LocalIdMap::Begin(int64_t num_nodes, const Tensor& ids, const char* what)
     return InvalidArgument(std::string(what) + ": " + std::to_string(ids.size(0)) +
                            " nodes exceed the 2^31-1 local ids of one batch");
   }
+  return Status::OK();
+}
+
+Status LocalIdMap::Begin(int64_t num_nodes, const Tensor& ids, const char* what) {
+  Reset();
+  FS_RETURN_IF_ERROR(CheckIds(ids, what));
   const bool wide = IdTableEntryBytes(num_nodes) == sizeof(Entry<int64_t>);
   if (wide != wide_keys_) {
     // Another graph: the other key width, and the other table's geometry.

@@ -48,6 +48,10 @@ class LocalIdMap {
   // the graph's indices; the batch is then unusable (callers Reset).
   Status Relabel(const int64_t* global, int64_t* local, int64_t n);
 
+  // The shape, dtype and device Begin takes `ids` in, errors naming
+  // `what`.
+  static Status CheckIds(const Tensor& ids, const char* what);
+
   // Empties the map in O(1); the table stays allocated for the next batch.
   void Reset();
 

@@ -1,9 +1,9 @@
 // NeighborSampler: block structure invariants, sampled neighbours against
 // the graph, the hop keys, determinism by (seed, epoch, batch) and thread
-// count, errors (and recovery after them), and FullNeighborBlock; resident
-// sampling with a source mask (only resident nodes, fanouts over the
-// resident in-neighbours, an all-ones mask changing nothing, thread count,
-// a seed that is not resident).
+// count, errors (and recovery after them), seeds without neighbours, and
+// FullNeighborBlock; resident sampling with a source mask (only resident
+// nodes, fanouts over the resident in-neighbours, an all-ones mask changing
+// nothing, thread count, a seed that is not resident).
 #include "foresight/sampler/neighbor_sampler.h"
 
 #include <algorithm>
@@ -255,6 +255,32 @@ TEST(NeighborSampler, ErrorsAndRecovery) {
   std::vector<int64_t> all(50);
   for (int64_t i = 0; i < 50; ++i) all[i] = i;
   EXPECT_ERROR_CONTAINS(corrupt_sampler.Sample(ctx, I64(all), 0, 0, &b), "graph.indices holds node 1000");
+}
+
+// The seeds enter the id map at the first relabelling of the first hop,
+// or after it when no seed has a neighbour: they are still the batch's
+// first nodes, and a repeated seed is still an error.
+TEST(NeighborSampler, SeedsWithoutNeighbours) {
+  TestGraph g = RandomGraph(40, 6, 5);
+  std::vector<int64_t> no_edges(41, 0);
+  g.csr.indptr = I64(no_edges);
+  g.csr.indices = I64({});
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    ExecContext ctx = CpuContext(0, &pool);
+    NeighborSampler sampler(g.csr, {3, 2}, 4);
+    SampledBatch b;
+    ASSERT_OK(sampler.Sample(ctx, I32({9, 4, 31}), 0, 0, &b));
+    EXPECT_EQ(Vec(b.input_nodes), (std::vector<int64_t>{9, 4, 31}));
+    EXPECT_EQ(Vec(b.seeds), (std::vector<int64_t>{9, 4, 31}));
+    ASSERT_EQ(b.blocks.size(), 2u);
+    for (const kernels::Csr& block : b.blocks) {
+      EXPECT_EQ(block.num_edges(), 0);
+      EXPECT_EQ(block.num_dst(), 3);
+      EXPECT_EQ(block.num_src, 3);
+    }
+    EXPECT_ERROR_CONTAINS(sampler.Sample(ctx, I64({5, 6, 5}), 0, 0, &b), "seeds[2] = 5", "repeats seeds[0]");
+  }
 }
 
 TEST(NeighborSampler, FullNeighborBlockEqualsGraphRows) {

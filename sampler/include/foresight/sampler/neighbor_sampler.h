@@ -99,12 +99,18 @@ class NeighborSampler {
 
  private:
   Status CheckGraph() const;
-  // The mask's shape, and every seed (the map's nodes so far) allowed.
+  // The mask's dtype and shape: one byte per graph node.
+  Status CheckSourceMask(const Tensor& source_mask) const;
+  // Every seed (the map's nodes so far) allowed by a checked mask.
   Status CheckSeedsResident(const Tensor& source_mask) const;
-  // Samples one hop from the map's first `num_dst` nodes and relabels the
-  // result into a block (the map grows by the new sources).
+  // Samples one hop from the map's nodes so far and relabels the result
+  // into a block (the map grows by the new sources). With `seeds` the hop
+  // starts the batch from an empty map: it samples the seeds as given, and
+  // they enter the map (as local ids 0..n-1, validated) on this thread
+  // just before the first relabelling, while the other threads already
+  // draw, or after the op when nothing was drawn.
   Status SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
-                   kernels::Csr* block);
+                   const Tensor* seeds, kernels::Csr* block);
 
   kernels::Csr graph_;
   std::vector<int64_t> fanouts_;
