@@ -477,6 +477,30 @@ TEST_P(SampleNeighborsTest, SinkSeesEveryEntryInOrderOnce) {
   }
 }
 
+// The op draws into a buffer sized by a bound and returns a view of its
+// start: seeds x fanout where the fanout is small against the graph's
+// degrees, else the exact count from a pass over the degrees, so that a
+// sparse graph's batch does not hold many times the memory it uses.
+TEST_P(SampleNeighborsTest, OutputBufferIsBoundedByTheDraws) {
+  ThreadPool pool(2);
+  ExecContext ctx = CpuContext(0, &pool);
+  std::vector<int64_t> seeds(1000);
+  for (int64_t i = 0; i < 1000; ++i) seeds[static_cast<size_t>(i)] = (i * 13) % 3000;
+  auto held = [](const Tensor& t) { return static_cast<int64_t>(t.storage()->bytes() / sizeof(int64_t)); };
+  // Mean degree about 20: fanout 10 takes seeds x 10 slots.
+  const TestGraph dense = RandomGraph(3000, 40, 3, GetParam());
+  Tensor ptr, nb;
+  ASSERT_OK(SampleNeighbors(ctx, dense.csr, I64(seeds), 10, RngKey::FromSeed(1), &ptr, &nb));
+  EXPECT_LE(held(nb), 1000 * 10);
+  EXPECT_GE(held(nb), nb.numel());
+  // Mean degree about 2: fanout 10 would hold 5x what it draws; the slots
+  // are counted instead.
+  const TestGraph sparse = RandomGraph(3000, 4, 3, GetParam());
+  ASSERT_OK(SampleNeighbors(ctx, sparse.csr, I64(seeds), 10, RngKey::FromSeed(1), &ptr, &nb));
+  EXPECT_EQ(held(nb), nb.numel());
+  CheckSample(sparse, seeds, 10, ptr, nb);
+}
+
 TEST_P(SampleNeighborsTest, SinkErrorStopsTheCallsAndIsReturned) {
   const TestGraph g = RandomGraph(5000, 30, 23, GetParam());
   std::vector<int64_t> seeds(3000);

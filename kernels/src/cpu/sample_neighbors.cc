@@ -59,7 +59,7 @@ constexpr int64_t kDrawAhead = 16;
 // power of two above kDrawAhead.
 constexpr int64_t kRowRing = 32;
 static_assert(kRowRing > kDrawAhead && (kRowRing & (kRowRing - 1)) == 0, "kRowRing: a power of two > kDrawAhead");
-// Largest fanout whose chunks get seeds x fanout output slots without a
+// Largest fanout whose chunks may get seeds x fanout output slots without a
 // pass over the degrees (ChunkSlots).
 constexpr int64_t kSlotFanout = 64;
 
@@ -97,15 +97,17 @@ Status BadSeedError(const Csr& graph, const SeedT* seed_ids, int64_t i) {
 
 // Where each chunk of seeds writes its neighbours: [slot[c], slot[c + 1])
 // of the output buffer, at least as many entries as the chunk can draw.
-// Fanouts up to kSlotFanout bound a chunk by its seeds times the fanout;
-// larger ones (and -1, every neighbour) would make that bound far too big,
-// so a pass over the seeds' degrees sizes each slot instead.
+// A chunk's seeds times the fanout bounds it; when that bound could be far
+// above what the chunk draws (a fanout over kSlotFanout, -1 for every
+// neighbour, or over twice the graph's mean degree) a pass over the seeds'
+// degrees sizes each slot instead.
 template <typename SeedT>
 std::vector<int64_t> ChunkSlots(const ExecContext& ctx, const Csr& graph, const SeedT* seed_ids, int64_t num_seeds,
                                 int64_t fanout) {
   const int64_t chunks = ThreadPool::NumChunks(num_seeds, kSeedGrain);
   std::vector<int64_t> slot(static_cast<size_t>(chunks + 1), 0);
-  if (fanout >= 0 && fanout <= kSlotFanout) {
+  const int64_t mean_degree = graph.num_edges() / std::max<int64_t>(1, graph.num_dst());
+  if (fanout >= 0 && fanout <= kSlotFanout && fanout <= 2 * mean_degree + 1) {
     for (int64_t c = 0; c < chunks; ++c) slot[c + 1] = std::min(num_seeds, (c + 1) * kSeedGrain) * fanout;
     return slot;
   }
