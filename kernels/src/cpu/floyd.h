@@ -54,13 +54,13 @@ class TakenSet {
   size_t mask_ = 0;
 };
 
-// Without AVX-512, fanouts up to kSmallK (the usual 10-15 draws per node) take a set of
-// taken positions that is just the draws so far, held in four AVX2
-// registers padded with -1: membership is four compares, and draw j
-// enters lane j by a blend, with no hashing, no table to clear per seed and
-// no round trip through memory (a 64-bit store followed by a 256-bit load
-// of the same bytes cannot be store-forwarded and stalls every draw). The
-// same set as TakenSet, so the same draws.
+// Without AVX-512, fanouts up to kSmallK (the usual 10-15 draws per node)
+// take a set of taken positions that is just the draws so far, held in
+// four AVX2 registers padded with -1: membership is four compares, and
+// draw j enters lane j by a blend, with no hashing, no table to clear per
+// seed and no round trip through memory (a 64-bit store followed by a
+// 256-bit load of the same bytes cannot be store-forwarded and stalls every
+// draw). The same set as TakenSet, so the same draws.
 constexpr int64_t kSmallK = 16;
 
 #if defined(__AVX2__)

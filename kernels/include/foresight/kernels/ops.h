@@ -142,10 +142,10 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
 // degree d it draws min(fanout, d) distinct in-neighbours (all of them when
 // fanout < 0 or fanout >= d, in CSR order). Draw j of node s uses
 // key.PairedBelow(.., s, j) (the caller folds seed, epoch, batch and hop
-// into key), so
-// the result is a function of (key, s) only: same on any device or thread
-// count. Outputs: out_indptr i64 [num_seeds + 1] and out_neighbors i64
-// (allocated by the op, global ids, per seed in the order drawn).
+// into key), so the result is a function of (key, s) only: same on any
+// device or thread count. Outputs: out_indptr i64 [num_seeds + 1] and
+// out_neighbors i64 (allocated by the op, global ids, per seed in the order
+// drawn; possibly a view of the start of a larger buffer).
 //
 // `source_mask` (optional; u8 [graph.num_src], on the graph's device)
 // restricts the candidates: seed s's candidates are then the in-neighbours
