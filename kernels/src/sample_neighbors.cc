@@ -11,7 +11,7 @@ namespace cpu {
 // when not null, is u8 [graph.num_src] and contiguous).
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
                        RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask,
-                       const SampleSink* sink);
+                       const SampleSink* sink, const SampledAhead* drawn, SampledAhead* ahead);
 }  // namespace cpu
 
 namespace {
@@ -30,11 +30,23 @@ Status CheckSourceMask(const Csr& graph, const Tensor& mask) {
   return Status::OK();
 }
 
+// Draws made ahead must be this call's: its hop, and no more seeds than it
+// has.
+Status CheckDrawn(const SampledAhead& drawn, const Tensor& seeds, int64_t fanout, RngKey key) {
+  if (drawn.num_seeds < 0 || drawn.num_seeds > seeds.size(0) || drawn.fanout != fanout || drawn.key.key != key.key) {
+    return InvalidArgument("SampleNeighbors: drawn holds " + std::to_string(drawn.num_seeds) +
+                           " seeds' draws for fanout " + std::to_string(drawn.fanout) +
+                           ", expected at most " + std::to_string(seeds.size(0)) + " seeds' for fanout " +
+                           std::to_string(fanout) + (drawn.key.key != key.key ? " (and another key)" : ""));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
                        RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask,
-                       const SampleSink* sink) {
+                       const SampleSink* sink, const SampledAhead* drawn, SampledAhead* ahead) {
   if (out_indptr == nullptr || out_neighbors == nullptr) {
     return InvalidArgument("SampleNeighbors: output pointer is null");
   }
@@ -42,9 +54,11 @@ Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& s
   FS_RETURN_IF_ERROR(internal::CheckIds(seeds, "SampleNeighbors: seeds"));
   if (source_mask != nullptr) FS_RETURN_IF_ERROR(CheckSourceMask(graph, *source_mask));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(graph.device(), {&seeds, source_mask}, "SampleNeighbors"));
+  if (drawn != nullptr) FS_RETURN_IF_ERROR(CheckDrawn(*drawn, seeds, fanout, key));
   switch (graph.device().type) {
     case DeviceType::kCPU:
-      return cpu::SampleNeighbors(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors, source_mask, sink);
+      return cpu::SampleNeighbors(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors, source_mask, sink,
+                                  drawn, ahead);
     default:
       return internal::NoImplementation("SampleNeighbors", graph.device());
   }

@@ -75,7 +75,8 @@ Status NeighborSampler::CheckSeedsResident(const Tensor& source_mask) const {
 }
 
 Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
-                                  const Tensor* seeds, kernels::Csr* block) {
+                                  const Tensor* seeds, const kernels::SampledAhead* drawn,
+                                  kernels::SampledAhead* ahead, kernels::Csr* block) {
   // The frontier is the seeds, or a view of the map's nodes so far: the
   // relabelling below only appends to them while the op reads the frontier.
   const Tensor frontier = seeds != nullptr ? *seeds : map_->Nodes();
@@ -96,7 +97,8 @@ Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey
   };
   Tensor indptr, neighbors;
   FS_RETURN_IF_ERROR(
-      kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors, source_mask, &relabel));
+      kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors, source_mask, &relabel,
+                               drawn, ahead));
   if (!begun) FS_RETURN_IF_ERROR(begin());
   block->indptr = std::move(indptr);
   block->indices = std::move(neighbors);
@@ -124,11 +126,23 @@ Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int6
   int64_t edges = 0;
   // Hop 0 draws the seeds' neighbours, enters the seeds into the map while
   // it draws, and yields the last block. Entering them first cost 4% of
-  // sampling with the other threads idle.
+  // sampling with the other threads idle. Each hop also draws the next hop
+  // for its own frontier, the next frontier's first nodes, with the
+  // threads that run out of its work while this thread relabels it (the
+  // other thread idled a third of the first hop).
+  kernels::SampledAhead ahead[2];
   for (int h = 0; h < num_layers; ++h) {
     kernels::Csr& block = blocks[num_layers - 1 - h];
+    const kernels::SampledAhead* drawn = h > 0 ? &ahead[(h - 1) % 2] : nullptr;
+    kernels::SampledAhead* next = nullptr;
+    if (h + 1 < num_layers) {
+      next = &ahead[h % 2];
+      *next = kernels::SampledAhead{};
+      next->fanout = fanouts_[h + 1];
+      next->key = HopKey(seed_, epoch, batch, h + 1);
+    }
     FS_RETURN_IF_ERROR(SampleHop(ctx, fanouts_[h], HopKey(seed_, epoch, batch, h), source_mask,
-                                 h == 0 ? &seeds : nullptr, &block));
+                                 h == 0 ? &seeds : nullptr, drawn, next, &block));
     edges += block.num_edges();
   }
   out->input_nodes = map_->TakeNodes();
@@ -149,7 +163,7 @@ Status NeighborSampler::FullNeighborBlock(const ExecContext& ctx, const Tensor& 
   FS_RETURN_IF_ERROR(map_->Begin(graph_.num_dst(), dst_nodes, "dst_nodes"));
   kernels::Csr result;
   // fanout -1 takes every neighbour in CSR order and draws nothing.
-  FS_RETURN_IF_ERROR(SampleHop(ctx, -1, RngKey{}, nullptr, nullptr, &result));
+  FS_RETURN_IF_ERROR(SampleHop(ctx, -1, RngKey{}, nullptr, nullptr, nullptr, nullptr, &result));
   *src_nodes = map_->TakeNodes();
   *block = std::move(result);
   return Status::OK();

@@ -501,6 +501,68 @@ TEST_P(SampleNeighborsTest, OutputBufferIsBoundedByTheDraws) {
   CheckSample(sparse, seeds, 10, ptr, nb);
 }
 
+// A hop drawn partly ahead (the next hop's draws for this call's seeds,
+// made during this call) equals the hop drawn in one call, with or
+// without a sink and a mask, at any thread count, for seed counts on and
+// off the chunk size.
+TEST_P(SampleNeighborsTest, DrawsMadeAheadEqualDrawsMadeInPlace) {
+  const TestGraph g = RandomGraph(3000, 40, 29, GetParam());
+  const Tensor mask = U8(RandomMask(3000, 0.7, 5));
+  const RngKey key0 = RngKey::FromSeed(6).Fold(0), key1 = RngKey::FromSeed(6).Fold(1);
+  for (int64_t first : {int64_t{1}, int64_t{128}, int64_t{300}}) {
+    std::vector<int64_t> frontier;  // the first hop's seeds, then more nodes
+    for (int64_t i = 0; i < first + 500; ++i) frontier.push_back((i * 17 + 3) % 3000);
+    const Tensor seeds = ToDType(std::vector<int64_t>(frontier.begin(), frontier.begin() + first), DType::kI32);
+    for (int threads : {1, 2, 3}) {
+      for (const Tensor* m : {static_cast<const Tensor*>(nullptr), &mask}) {
+        ThreadPool pool(threads);
+        ExecContext ctx = CpuContext(0, &pool);
+        Tensor want_ptr, want_nb, ptr0, nb0, ptr, nb;
+        ASSERT_OK(SampleNeighbors(ctx, g.csr, I64(frontier), 10, key1, &want_ptr, &want_nb, m));
+        SampledAhead ahead;
+        ahead.fanout = 10;
+        ahead.key = key1;
+        ASSERT_OK(SampleNeighbors(ctx, g.csr, seeds, 15, key0, &ptr0, &nb0, m, nullptr, nullptr, &ahead));
+        EXPECT_EQ(ahead.num_seeds, first);
+        std::vector<int64_t> seen;
+        const SampleSink sink = [&](const int64_t* sampled, int64_t* out, int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            seen.push_back(sampled[i - b]);
+            out[i] = sampled[i - b];
+          }
+          return Status::OK();
+        };
+        ASSERT_OK(SampleNeighbors(ctx, g.csr, I64(frontier), 10, key1, &ptr, &nb, m, &sink, &ahead));
+        EXPECT_EQ(Vec(ptr), Vec(want_ptr)) << first << " drawn ahead, " << threads << " threads";
+        EXPECT_EQ(Vec(nb), Vec(want_nb)) << first << " drawn ahead, " << threads << " threads";
+        EXPECT_EQ(seen, Vec(want_nb));
+        ASSERT_OK(SampleNeighbors(ctx, g.csr, I64(frontier), 10, key1, &ptr, &nb, m, nullptr, &ahead));
+        EXPECT_EQ(Vec(nb), Vec(want_nb)) << "without a sink";
+      }
+    }
+  }
+}
+
+TEST_P(SampleNeighborsTest, DrawsMadeAheadMustBeThisHops) {
+  const TestGraph g = RandomGraph(300, 10, 31, GetParam());
+  ExecContext ctx = CpuContext(1);
+  SampledAhead ahead;
+  ahead.fanout = 4;
+  ahead.key = RngKey::FromSeed(1);
+  Tensor ptr, nb;
+  ASSERT_OK(SampleNeighbors(ctx, g.csr, I64({1, 2, 3}), 5, RngKey::FromSeed(2), &ptr, &nb, nullptr, nullptr,
+                            nullptr, &ahead));
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({1, 2, 3, 4}), 6, RngKey::FromSeed(1), &ptr, &nb, nullptr,
+                                        nullptr, &ahead),
+                        "drawn holds 3 seeds' draws for fanout 4", "for fanout 6");
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({1, 2}), 4, RngKey::FromSeed(1), &ptr, &nb, nullptr,
+                                        nullptr, &ahead),
+                        "expected at most 2 seeds'");
+  EXPECT_ERROR_CONTAINS(SampleNeighbors(ctx, g.csr, I64({1, 2, 3}), 4, RngKey::FromSeed(9), &ptr, &nb, nullptr,
+                                        nullptr, &ahead),
+                        "another key");
+}
+
 TEST_P(SampleNeighborsTest, SinkErrorStopsTheCallsAndIsReturned) {
   const TestGraph g = RandomGraph(5000, 30, 23, GetParam());
   std::vector<int64_t> seeds(3000);

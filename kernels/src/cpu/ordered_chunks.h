@@ -44,6 +44,10 @@ class OrderedChunks {
     if (std::this_thread::get_id() == owner_) Drain();
   }
 
+  // Marks chunk c done without consuming anything (a chunk finished before
+  // the loop started; the first Done or Finish takes it).
+  void Ready(int64_t c) { done_[c].store(true, std::memory_order_release); }
+
   // On the owning thread, after the parallel loop has returned: consumes
   // the rest; the first error the consumer returned.
   Status Finish() {

@@ -24,7 +24,11 @@
 // With a sink (ops.h) the in-order step hands each chunk to it instead of
 // moving it (ordered_chunks.h): the sampler's sequential relabelling then
 // runs on the calling thread between the chunks it samples, instead of
-// after the whole pass, while the other threads go on sampling.
+// after the whole pass, while the other threads go on sampling. Threads
+// that run out of this hop's chunks while the relabelling goes on can draw
+// the next hop for these seeds (`ahead`), which the next call takes as
+// its first chunks (`drawn`): in the sampler's first hop the other thread
+// otherwise idled for a third of the hop.
 //
 // With a source mask the fill also counts each row's allowed neighbours c
 // (one mask byte per edge; the mask of a graph that fits in memory is
@@ -130,158 +134,228 @@ std::vector<int64_t> ChunkSlots(const ExecContext& ctx, const Csr& graph, const 
   return slot;
 }
 
-// One pass over fixed chunks of seeds. A chunk draws its neighbours into
-// its own slot of the output buffer (ChunkSlots), so the chunks need not
-// know each other's counts; the calling thread then takes the finished
-// chunks in order, moving each down to its final place, or handing it to
-// the sink, which writes that place itself (the relabelling reads global
-// ids from the slot and writes local ids below them).
+// One hop's draws for a range of seeds, chunk by chunk into slots.
+template <typename SeedT>
+struct DrawJob {
+  const SeedT* seeds;      // the range's first seed
+  int64_t num_seeds;
+  int64_t fanout;
+  RngKey key;
+  int64_t* out;            // the slots' buffer
+  const std::vector<int64_t>* slot;  // chunk c's slot starts at out + slot[c]
+  int64_t* ends;           // [num_seeds]: each seed's end within its chunk's slot
+  std::vector<int64_t>* total;       // per chunk: draws
+  std::vector<int64_t>* bad;         // per chunk: first bad seed (position in `seeds`), or -1
+};
+
+// Chunk c of a job: seeds [b, e) of it. Two stages kDrawAhead seeds apart.
+// Stage A reads a seed's indptr (prefetched kPrefetchSeeds seeds before),
+// draws its positions into its output slots and prefetches the neighbours
+// they name (scattered over the row: one cache miss each), or the whole
+// row when every neighbour is taken; stage B, kDrawAhead seeds later,
+// replaces the positions by the neighbour ids. The misses of several seeds
+// are then in flight at once instead of one draw's at a time. A masked
+// row's count needs the row itself, so stage A only prefetches it and
+// stage B counts and draws.
 template <typename IdxT, typename SeedT, bool kMasked>
-Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                  RngKey key, const uint8_t* mask, const SampleSink* sink, Tensor* out_indptr,
-                  Tensor* out_neighbors) {
+void DrawChunk(const Csr& graph, const uint8_t* mask, const FloydFns* floyd, const DrawJob<SeedT>& job,
+               int64_t c, int64_t b, int64_t e) {
   const uint64_t num_nodes = static_cast<uint64_t>(graph.num_dst());
   const uint64_t num_src = static_cast<uint64_t>(graph.num_src);
-  const int64_t num_seeds = seeds.size(0);
   const int64_t* indptr = graph.indptr.data<int64_t>();
   const IdxT* indices = graph.indices.data<IdxT>();
-  const SeedT* seed_ids = seeds.data<SeedT>();
+  TakenSet taken;
+  std::vector<IdxT> candidates;  // masked rows: the allowed neighbours, in CSR order
+  int64_t* const chunk_out = job.out + (*job.slot)[c];
+  const SeedT* seed_ids = job.seeds;
+  const int64_t fanout = job.fanout;
+  const RngKey key = job.key;
+  int64_t bad = -1;
+  auto flag_bad = [&bad](int64_t i) { bad = bad < 0 || i < bad ? i : bad; };
+  // Two stages kDrawAhead seeds apart. Stage A reads a seed's indptr
+  // (prefetched kPrefetchSeeds seeds before), draws its positions into
+  // its output slots and prefetches the neighbours they name (scattered
+  // over the row: one cache miss each), or the whole row when every
+  // neighbour is taken; stage B, kDrawAhead seeds later, replaces the
+  // positions by the neighbour ids. The misses of several seeds are then
+  // in flight at once instead of one draw's at a time. A masked row's
+  // count needs the row itself, so stage A only prefetches it and stage B
+  // counts and draws.
+  struct Row {
+    int64_t begin, degree, count;
+  };
+  Row rows[kRowRing];
+  int64_t ahead = b, ahead_pos = 0;
+  auto stage_a = [&](int64_t i) {
+    if (i + kPrefetchSeeds < e) {
+      const uint64_t next = static_cast<uint64_t>(seed_ids[i + kPrefetchSeeds]);
+      if (next < num_nodes) __builtin_prefetch(indptr + next);
+    }
+    Row& row = rows[i & (kRowRing - 1)];
+    row = Row{0, 0, 0};
+    const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
+    if (s >= num_nodes || indptr[s + 1] < indptr[s]) {
+      flag_bad(i);
+      return;
+    }
+    row.begin = indptr[s];
+    row.degree = indptr[s + 1] - row.begin;
+    const IdxT* nb = indices + row.begin;
+    row.count = kMasked ? 0 : SampleCount(fanout, row.degree);
+    if (kMasked || row.count == row.degree) {
+      const char* line = reinterpret_cast<const char*>(nb);
+      const char* end = reinterpret_cast<const char*>(nb + row.degree);
+      for (int l = 0; line < end && l < 8; line += 64, ++l) __builtin_prefetch(line);
+    } else {
+      int64_t* dst = chunk_out + ahead_pos;
+      FloydPositions(key, s, row.count, row.degree, &taken, dst, *floyd);
+      for (int64_t j = 0; j < row.count; ++j) __builtin_prefetch(nb + dst[j]);
+    }
+    ahead_pos += row.count;
+  };
+  // The first seeds' indptr entries together: stage A prefetches only
+  // kPrefetchSeeds ahead of itself, which would leave these misses one
+  // after the other at the start of every chunk.
+  for (int64_t i = b; i < e && i < b + kPrefetchSeeds; ++i) {
+    const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
+    if (s < num_nodes) __builtin_prefetch(indptr + s);
+  }
+  for (; ahead < e && ahead < b + kDrawAhead; ++ahead) stage_a(ahead);
+  int64_t pos = 0;
+  for (int64_t i = b; i < e; ++i) {
+    if (ahead < e) stage_a(ahead++);
+    const Row& row = rows[i & (kRowRing - 1)];
+    const IdxT* nb = indices + row.begin;
+    int64_t* dst = chunk_out + pos;
+    const int64_t d = row.degree;
+    int64_t k = row.count;
+    if (!kMasked) {
+      if (k == d) {
+        for (int64_t j = 0; j < d; ++j) dst[j] = static_cast<int64_t>(nb[j]);
+      } else {
+        for (int64_t j = 0; j < k; ++j) dst[j] = static_cast<int64_t>(nb[dst[j]]);
+      }
+    } else if (d > 0) {
+      // The allowed neighbours, compacted branch-free (one slot past the
+      // last allowed one is written); a row whose neighbours are all
+      // allowed gives the unmasked draws, as cand[t] is then nb[t].
+      if (static_cast<int64_t>(candidates.size()) < d + 1) candidates.resize(static_cast<size_t>(d + 1));
+      IdxT* cand = candidates.data();
+      int64_t a = 0;
+      bool in_range = true;
+      for (int64_t j = 0; j < d; ++j) {
+        const IdxT u = nb[j];
+        if (static_cast<uint64_t>(u) >= num_src) {
+          in_range = false;
+          break;
+        }
+        cand[a] = u;
+        a += mask[static_cast<uint64_t>(u)] != 0;
+      }
+      if (!in_range) {
+        flag_bad(i);
+      } else {
+        k = SampleCount(fanout, a);
+        if (k == a) {
+          for (int64_t j = 0; j < a; ++j) dst[j] = static_cast<int64_t>(cand[j]);
+        } else {
+          FloydDraw(key, static_cast<uint64_t>(seed_ids[i]), k, a, &taken, dst, *floyd,
+                    [cand](int64_t t) { return static_cast<int64_t>(cand[t]); });
+        }
+      }
+    }
+    pos += k;
+    job.ends[i] = pos;
+  }
+  (*job.total)[c] = pos;
+  (*job.bad)[c] = bad;
+}
 
-  const int64_t chunks = ThreadPool::NumChunks(num_seeds, kSeedGrain);
-  const std::vector<int64_t> slot = ChunkSlots(ctx, graph, seed_ids, num_seeds, fanout);
+// The seeds' draws: those made ahead for the first of them (`drawn`, whose
+// chunks count as done from the start), then fixed chunks of the rest,
+// each drawn into its own slot of the output buffer (ChunkSlots), so the
+// chunks need not know each other's counts; the calling thread takes the
+// chunks in order, moving each down to its final place, or handing it to
+// the sink, which writes that place itself (the relabelling reads global
+// ids from the slot and writes local ids below them). With `ahead` the
+// same loop then draws the next hop for all the seeds.
+template <typename IdxT, typename SeedT, bool kMasked>
+Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
+                  RngKey key, const uint8_t* mask, const SampleSink* sink, const SampledAhead* drawn,
+                  SampledAhead* ahead, Tensor* out_indptr, Tensor* out_neighbors) {
+  const int64_t num_seeds = seeds.size(0);
+  const SeedT* seed_ids = seeds.data<SeedT>();
+  // Seeds [0, first) come drawn, in drawn_chunks chunks holding drawn_total.
+  const int64_t first = drawn != nullptr ? drawn->num_seeds : 0;
+  const int64_t drawn_chunks = ThreadPool::NumChunks(first, kSeedGrain);
+  int64_t drawn_total = 0;
+  for (int64_t c = 0; c < drawn_chunks; ++c) drawn_total += drawn->total[c];
+
+  const int64_t chunks = ThreadPool::NumChunks(num_seeds - first, kSeedGrain);
+  std::vector<int64_t> slot = ChunkSlots(ctx, graph, seed_ids + first, num_seeds - first, fanout);
+  for (int64_t& at : slot) at += drawn_total;  // the drawn ones are moved in below them
   Tensor optr = Tensor::Empty({num_seeds + 1}, DType::kI64);
   int64_t* op = optr.data<int64_t>();
   op[0] = 0;
   Tensor nbrs = Tensor::Empty({slot[chunks]}, DType::kI64);
   int64_t* out = nbrs.data<int64_t>();
+  std::vector<int64_t> chunk_total(chunks, 0), chunk_bad(chunks, -1);
+  const DrawJob<SeedT> job{seed_ids + first, num_seeds - first, fanout, key, out, &slot, op + 1 + first,
+                           &chunk_total, &chunk_bad};
 
-  std::vector<int64_t> chunk_total(chunks, 0);
-  std::vector<int64_t> chunk_bad(chunks, -1);  // first bad seed position
   int64_t placed = 0;  // entries in their final place (calling thread only)
   // Runs on the calling thread, chunk by chunk in order, as soon as the
   // chunks before are done too (ordered_chunks.h). A chunk's indptr entries
   // are relative to its slot until then.
-  OrderedChunks ordered(chunks, [&](int64_t c) {
-    if (chunk_bad[c] >= 0) return BadSeedError<IdxT>(graph, seed_ids, chunk_bad[c]);
-    const int64_t b = c * kSeedGrain, e = std::min(num_seeds, b + kSeedGrain), n = chunk_total[c];
-    for (int64_t i = b; i < e; ++i) op[i + 1] += placed;
+  OrderedChunks ordered(drawn_chunks + chunks, [&](int64_t c) {
+    const bool was_drawn = c < drawn_chunks;
+    const int64_t k = was_drawn ? c : c - drawn_chunks;  // the chunk in its own job
+    const int64_t bad = was_drawn ? drawn->bad[k] : chunk_bad[k];
+    if (bad >= 0) return BadSeedError<IdxT>(graph, seed_ids, (was_drawn ? 0 : first) + bad);
+    const int64_t b = (was_drawn ? 0 : first) + k * kSeedGrain;
+    const int64_t e = std::min(was_drawn ? first : num_seeds, b + kSeedGrain);
+    const int64_t n = was_drawn ? drawn->total[k] : chunk_total[k];
+    const int64_t* src = was_drawn ? drawn->neighbors.data<int64_t>() + drawn->slot[k] : out + slot[k];
+    const int64_t* ends = was_drawn ? drawn->ends.data<int64_t>() : op + 1;
+    for (int64_t i = b; i < e; ++i) op[i + 1] = ends[i] + placed;
     Status status;
     if (n > 0 && sink != nullptr) {
-      status = (*sink)(out + slot[c], out, placed, placed + n);
+      status = (*sink)(src, out, placed, placed + n);
     } else if (n > 0) {
-      std::memmove(out + placed, out + slot[c], static_cast<size_t>(n) * sizeof(int64_t));
+      std::memmove(out + placed, src, static_cast<size_t>(n) * sizeof(int64_t));
     }
     placed += n;
     return status;
   });
+  for (int64_t c = 0; c < drawn_chunks; ++c) ordered.Ready(c);
+
+  // The next hop's draws for all the seeds, into `ahead`.
+  std::vector<int64_t> ahead_slot;
+  DrawJob<SeedT> next{};
+  const int64_t ahead_chunks = ahead != nullptr ? ThreadPool::NumChunks(num_seeds, kSeedGrain) : 0;
+  if (ahead != nullptr) {
+    ahead->slot = ChunkSlots(ctx, graph, seed_ids, num_seeds, ahead->fanout);
+    ahead->neighbors = Tensor::Empty({ahead->slot[ahead_chunks]}, DType::kI64);
+    ahead->ends = Tensor::Empty({num_seeds}, DType::kI64);
+    ahead->total.assign(static_cast<size_t>(ahead_chunks), 0);
+    ahead->bad.assign(static_cast<size_t>(ahead_chunks), -1);
+    next = DrawJob<SeedT>{seed_ids, num_seeds, ahead->fanout, ahead->key, ahead->neighbors.data<int64_t>(),
+                          &ahead->slot, ahead->ends.data<int64_t>(), &ahead->total, &ahead->bad};
+  }
 
   const FloydFns floyd = ChooseFloydFns();
-  ctx.pool->ParallelForChunks(num_seeds, kSeedGrain, [&](int64_t c, int64_t b, int64_t e) {
-    TakenSet taken;
-    std::vector<IdxT> candidates;  // masked rows: the allowed neighbours, in CSR order
-    int64_t* const chunk_out = out + slot[c];
-    int64_t bad = -1;
-    auto flag_bad = [&bad](int64_t i) { bad = bad < 0 || i < bad ? i : bad; };
-    // Two stages kDrawAhead seeds apart. Stage A reads a seed's indptr
-    // (prefetched kPrefetchSeeds seeds before), draws its positions into
-    // its output slots and prefetches the neighbours they name (scattered
-    // over the row: one cache miss each), or the whole row when every
-    // neighbour is taken; stage B, kDrawAhead seeds later, replaces the
-    // positions by the neighbour ids. The misses of several seeds are then
-    // in flight at once instead of one draw's at a time. A masked row's
-    // count needs the row itself, so stage A only prefetches it and stage B
-    // counts and draws.
-    struct Row {
-      int64_t begin, degree, count;
-    };
-    Row rows[kRowRing];
-    int64_t ahead = b, ahead_pos = 0;
-    auto stage_a = [&](int64_t i) {
-      if (i + kPrefetchSeeds < e) {
-        const uint64_t next = static_cast<uint64_t>(seed_ids[i + kPrefetchSeeds]);
-        if (next < num_nodes) __builtin_prefetch(indptr + next);
-      }
-      Row& row = rows[i & (kRowRing - 1)];
-      row = Row{0, 0, 0};
-      const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
-      if (s >= num_nodes || indptr[s + 1] < indptr[s]) {
-        flag_bad(i);
-        return;
-      }
-      row.begin = indptr[s];
-      row.degree = indptr[s + 1] - row.begin;
-      const IdxT* nb = indices + row.begin;
-      row.count = kMasked ? 0 : SampleCount(fanout, row.degree);
-      if (kMasked || row.count == row.degree) {
-        const char* line = reinterpret_cast<const char*>(nb);
-        const char* end = reinterpret_cast<const char*>(nb + row.degree);
-        for (int l = 0; line < end && l < 8; line += 64, ++l) __builtin_prefetch(line);
-      } else {
-        int64_t* dst = chunk_out + ahead_pos;
-        FloydPositions(key, s, row.count, row.degree, &taken, dst, floyd);
-        for (int64_t j = 0; j < row.count; ++j) __builtin_prefetch(nb + dst[j]);
-      }
-      ahead_pos += row.count;
-    };
-    // The first seeds' indptr entries together: stage A prefetches only
-    // kPrefetchSeeds ahead of itself, which would leave these misses one
-    // after the other at the start of every chunk.
-    for (int64_t i = b; i < e && i < b + kPrefetchSeeds; ++i) {
-      const uint64_t s = static_cast<uint64_t>(seed_ids[i]);
-      if (s < num_nodes) __builtin_prefetch(indptr + s);
-    }
-    for (; ahead < e && ahead < b + kDrawAhead; ++ahead) stage_a(ahead);
-    int64_t pos = 0;
-    for (int64_t i = b; i < e; ++i) {
-      if (ahead < e) stage_a(ahead++);
-      const Row& row = rows[i & (kRowRing - 1)];
-      const IdxT* nb = indices + row.begin;
-      int64_t* dst = chunk_out + pos;
-      const int64_t d = row.degree;
-      int64_t k = row.count;
-      if (!kMasked) {
-        if (k == d) {
-          for (int64_t j = 0; j < d; ++j) dst[j] = static_cast<int64_t>(nb[j]);
-        } else {
-          for (int64_t j = 0; j < k; ++j) dst[j] = static_cast<int64_t>(nb[dst[j]]);
-        }
-      } else if (d > 0) {
-        // The allowed neighbours, compacted branch-free (one slot past the
-        // last allowed one is written); a row whose neighbours are all
-        // allowed gives the unmasked draws, as cand[t] is then nb[t].
-        if (static_cast<int64_t>(candidates.size()) < d + 1) candidates.resize(static_cast<size_t>(d + 1));
-        IdxT* cand = candidates.data();
-        int64_t a = 0;
-        bool in_range = true;
-        for (int64_t j = 0; j < d; ++j) {
-          const IdxT u = nb[j];
-          if (static_cast<uint64_t>(u) >= num_src) {
-            in_range = false;
-            break;
-          }
-          cand[a] = u;
-          a += mask[static_cast<uint64_t>(u)] != 0;
-        }
-        if (!in_range) {
-          flag_bad(i);
-        } else {
-          k = SampleCount(fanout, a);
-          if (k == a) {
-            for (int64_t j = 0; j < a; ++j) dst[j] = static_cast<int64_t>(cand[j]);
-          } else {
-            FloydDraw(key, static_cast<uint64_t>(seed_ids[i]), k, a, &taken, dst, floyd,
-                      [cand](int64_t t) { return static_cast<int64_t>(cand[t]); });
-          }
-        }
-      }
-      pos += k;
-      op[i + 1] = pos;
-    }
-    chunk_total[c] = pos;
-    chunk_bad[c] = bad;
-    ordered.Done(c);
+  // This hop's chunks first: the pool hands chunks out in order, so the
+  // next hop's are drawn by threads that have run out of this hop's.
+  ctx.pool->ParallelForChunks(chunks + ahead_chunks, 1, [&](int64_t c, int64_t, int64_t) {
+    const bool this_hop = c < chunks;
+    const DrawJob<SeedT>& j = this_hop ? job : next;
+    const int64_t k = this_hop ? c : c - chunks;
+    const int64_t b = k * kSeedGrain;
+    DrawChunk<IdxT, SeedT, kMasked>(graph, mask, &floyd, j, k, b, std::min(j.num_seeds, b + kSeedGrain));
+    if (this_hop) ordered.Done(drawn_chunks + c);
   });
   FS_RETURN_IF_ERROR(ordered.Finish());
+  if (ahead != nullptr) ahead->num_seeds = num_seeds;
 
   *out_indptr = std::move(optr);
   *out_neighbors = nbrs.Slice(0, 0, placed);
@@ -290,37 +364,39 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
 
 template <typename IdxT, typename SeedT>
 Status DispatchMask(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                    RngKey key, const Tensor* source_mask, const SampleSink* sink, Tensor* out_indptr,
-                    Tensor* out_neighbors) {
+                    RngKey key, const Tensor* source_mask, const SampleSink* sink, const SampledAhead* drawn,
+                    SampledAhead* ahead, Tensor* out_indptr, Tensor* out_neighbors) {
   if (source_mask != nullptr) {
     return SampleImpl<IdxT, SeedT, true>(ctx, graph, seeds, fanout, key, source_mask->data<uint8_t>(), sink,
-                                         out_indptr, out_neighbors);
+                                         drawn, ahead, out_indptr, out_neighbors);
   }
-  return SampleImpl<IdxT, SeedT, false>(ctx, graph, seeds, fanout, key, nullptr, sink, out_indptr,
+  return SampleImpl<IdxT, SeedT, false>(ctx, graph, seeds, fanout, key, nullptr, sink, drawn, ahead, out_indptr,
                                         out_neighbors);
 }
 
 template <typename IdxT>
 Status DispatchSeeds(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
-                     RngKey key, const Tensor* source_mask, const SampleSink* sink, Tensor* out_indptr,
-                     Tensor* out_neighbors) {
+                     RngKey key, const Tensor* source_mask, const SampleSink* sink, const SampledAhead* drawn,
+                     SampledAhead* ahead, Tensor* out_indptr, Tensor* out_neighbors) {
   if (seeds.dtype() == DType::kI32) {
-    return DispatchMask<IdxT, int32_t>(ctx, graph, seeds, fanout, key, source_mask, sink, out_indptr,
-                                       out_neighbors);
+    return DispatchMask<IdxT, int32_t>(ctx, graph, seeds, fanout, key, source_mask, sink, drawn, ahead,
+                                       out_indptr, out_neighbors);
   }
-  return DispatchMask<IdxT, int64_t>(ctx, graph, seeds, fanout, key, source_mask, sink, out_indptr,
-                                     out_neighbors);
+  return DispatchMask<IdxT, int64_t>(ctx, graph, seeds, fanout, key, source_mask, sink, drawn, ahead,
+                                     out_indptr, out_neighbors);
 }
 
 }  // namespace
 
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
                        RngKey key, Tensor* out_indptr, Tensor* out_neighbors, const Tensor* source_mask,
-                       const SampleSink* sink) {
+                       const SampleSink* sink, const SampledAhead* drawn, SampledAhead* ahead) {
   if (graph.indices.dtype() == DType::kI32) {
-    return DispatchSeeds<int32_t>(ctx, graph, seeds, fanout, key, source_mask, sink, out_indptr, out_neighbors);
+    return DispatchSeeds<int32_t>(ctx, graph, seeds, fanout, key, source_mask, sink, drawn, ahead, out_indptr,
+                                  out_neighbors);
   }
-  return DispatchSeeds<int64_t>(ctx, graph, seeds, fanout, key, source_mask, sink, out_indptr, out_neighbors);
+  return DispatchSeeds<int64_t>(ctx, graph, seeds, fanout, key, source_mask, sink, drawn, ahead, out_indptr,
+                                out_neighbors);
 }
 
 }  // namespace foresight::kernels::cpu

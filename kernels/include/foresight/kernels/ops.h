@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "foresight/core/context.h"
 #include "foresight/core/tensor.h"
@@ -165,9 +166,10 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
 // neighbors[begin, end), for consecutive ranges in increasing order, each
 // range once and only once it is final, always on the calling thread
 // (between the chunks it samples itself, so a sink's working set stays in
-// one core's caches). `sampled` lies at or after neighbors + begin in the
-// same buffer and may overlap the range: a sink that goes forward and
-// reads sampled[j] before it writes neighbors[begin + j] is safe. A caller
+// one core's caches). `sampled` lies in another buffer, or at or after
+// neighbors + begin in the same one, where it may overlap the range: a
+// sink that goes forward and reads sampled[j] before it writes
+// neighbors[begin + j] is safe. A caller
 // whose own pass over the output must go in order (the sampler's
 // relabelling) then overlaps it with the rest of the sampling instead of
 // following it, and writes its result straight into place. Its first
@@ -175,8 +177,32 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
 // been passed to the sink.
 using SampleSink =
     std::function<Status(const int64_t* sampled, int64_t* neighbors, int64_t begin, int64_t end)>;
+
+// One hop's draws made ahead of its own call, during the call for the hop
+// before (SampleNeighbors' `ahead`), over that call's seeds; the next call,
+// whose first seeds they must be, takes them as `drawn`. The caller sets
+// `fanout` and `key` (the next hop's) before the call that draws them and
+// passes the object on untouched; the rest is the op's.
+struct SampledAhead {
+  int64_t fanout = 0;
+  RngKey key;
+  int64_t num_seeds = -1;      // the seeds drawn for; -1 until drawn
+  Tensor neighbors;            // i64: the draws, chunk by chunk in slots
+  Tensor ends;                 // i64 [num_seeds]: where each seed's draws end in its chunk's slot
+  std::vector<int64_t> slot;   // chunk c's draws start at slot[c]
+  std::vector<int64_t> total;  // and number total[c]
+  std::vector<int64_t> bad;    // chunk c's first bad seed, or -1
+};
+
+// `drawn` (optional) holds this hop's draws for seeds[0, drawn->num_seeds),
+// made ahead with this fanout, key and mask: the op takes them instead of
+// drawing those seeds again (the same result). `ahead` (optional) makes the
+// next hop's draws for all of `seeds` in the same parallel loop, after this
+// hop's chunks: threads that run out of this hop's work (while the calling
+// thread is still relabelling it) draw the next hop meanwhile.
 Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int64_t fanout,
                        RngKey key, Tensor* out_indptr, Tensor* out_neighbors,
-                       const Tensor* source_mask = nullptr, const SampleSink* sink = nullptr);
+                       const Tensor* source_mask = nullptr, const SampleSink* sink = nullptr,
+                       const SampledAhead* drawn = nullptr, SampledAhead* ahead = nullptr);
 
 }  // namespace foresight::kernels

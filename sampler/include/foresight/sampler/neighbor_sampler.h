@@ -15,6 +15,10 @@
 #include "foresight/core/tensor.h"
 #include "foresight/kernels/csr.h"
 
+namespace foresight::kernels {
+struct SampledAhead;  // foresight/kernels/ops.h
+}  // namespace foresight::kernels
+
 namespace foresight::sampler {
 
 namespace internal {
@@ -108,9 +112,12 @@ class NeighborSampler {
   // starts the batch from an empty map: it samples the seeds as given, and
   // they enter the map (as local ids 0..n-1, validated) on this thread
   // just before the first relabelling, while the other threads already
-  // draw, or after the op when nothing was drawn.
+  // draw, or after the op when nothing was drawn. `drawn` and `ahead` as
+  // kernels::SampleNeighbors takes them: this hop's draws made during the
+  // hop before, and the next hop's to make during this one.
   Status SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
-                   const Tensor* seeds, kernels::Csr* block);
+                   const Tensor* seeds, const kernels::SampledAhead* drawn, kernels::SampledAhead* ahead,
+                   kernels::Csr* block);
 
   kernels::Csr graph_;
   std::vector<int64_t> fanouts_;
