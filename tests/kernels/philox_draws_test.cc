@@ -38,11 +38,11 @@ void ExpectPairedWords(Producer produce, const char* name) {
   }
 }
 
+// The AVX2 producer always; the AVX-512 one where this CPU can run it.
 TEST(PhiloxDraws, VectorWordsFollowThePairedRule) {
   ExpectPairedWords(PhiloxDrawsXY, "PhiloxDrawsXY");
 #if defined(FS_HAVE_AVX512_PHILOX)
-  if (!HaveAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU: only the AVX2 producer was checked";
-  ExpectPairedWords(PhiloxDrawsXYAvx512, "PhiloxDrawsXYAvx512");
+  if (HaveAvx512()) ExpectPairedWords(PhiloxDrawsXYAvx512, "PhiloxDrawsXYAvx512");
 #endif
 }
 
