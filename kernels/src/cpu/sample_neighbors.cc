@@ -172,15 +172,6 @@ void DrawChunk(const Csr& graph, const uint8_t* mask, const FloydFns* floyd, con
   const RngKey key = job.key;
   int64_t bad = -1;
   auto flag_bad = [&bad](int64_t i) { bad = bad < 0 || i < bad ? i : bad; };
-  // Two stages kDrawAhead seeds apart. Stage A reads a seed's indptr
-  // (prefetched kPrefetchSeeds seeds before), draws its positions into
-  // its output slots and prefetches the neighbours they name (scattered
-  // over the row: one cache miss each), or the whole row when every
-  // neighbour is taken; stage B, kDrawAhead seeds later, replaces the
-  // positions by the neighbour ids. The misses of several seeds are then
-  // in flight at once instead of one draw's at a time. A masked row's
-  // count needs the row itself, so stage A only prefetches it and stage B
-  // counts and draws.
   struct Row {
     int64_t begin, degree, count;
   };
@@ -330,7 +321,6 @@ Status SampleImpl(const ExecContext& ctx, const Csr& graph, const Tensor& seeds,
   for (int64_t c = 0; c < drawn_chunks; ++c) ordered.Ready(c);
 
   // The next hop's draws for all the seeds, into `ahead`.
-  std::vector<int64_t> ahead_slot;
   DrawJob<SeedT> next{};
   const int64_t ahead_chunks = ahead != nullptr ? ThreadPool::NumChunks(num_seeds, kSeedGrain) : 0;
   if (ahead != nullptr) {
