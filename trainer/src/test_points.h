@@ -1,0 +1,31 @@
+// Test-only fault points in the trainer's crash-sensitive steps (checkpoint
+// writes, the metrics file, the final line). In production both hooks are
+// off and a point is one relaxed atomic load. Private to the trainer.
+//
+// Two ways to arm them, both counting the points a process passes, in order,
+// from 1:
+// - FORESIGHT_TEST_KILL_AT_POINT=N in the environment (read once): the
+//   process writes "test point N (<name>): SIGKILL" to stderr and raises
+//   SIGKILL at the N-th point. The kill-and-resume test uses it to land kills
+//   inside checkpoint writes reliably; nothing else may set it.
+// - SetFailAtPointForTesting(N) in-process: the N-th point returns a
+//   ResourceExhausted "No space left on device" Status as a full disk would,
+//   so the caller's error path (clean-up of what the write created) runs.
+#pragma once
+
+#include <cstdint>
+
+#include "foresight/core/status.h"
+
+namespace foresight::trainer::internal {
+
+// Marks a point named `name` (a literal: "checkpoint.tensor-written").
+// Returns OK unless the in-process hook fails this point.
+[[nodiscard]] Status TestPoint(const char* name);
+
+// Arms (n >= 1) or disarms (n <= 0) the in-process failure at the n-th point
+// counted from this call; returns how many points were passed since the
+// previous call (so a test can count the points of a run).
+int64_t SetFailAtPointForTesting(int64_t n);
+
+}  // namespace foresight::trainer::internal
