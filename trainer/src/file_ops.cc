@@ -46,6 +46,8 @@ Status MakeDirs(const std::string& dir) {
   return Status::OK();
 }
 
+Status FsyncDir(const std::string& dir) { return FsyncPath(dir, /*directory=*/true); }
+
 Status DurableRename(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename " + from + " to " + to, errno);
   return FsyncPath(ParentOf(to), /*directory=*/true);

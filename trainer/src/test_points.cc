@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <utility>
 
 namespace foresight::trainer::internal {
 
@@ -15,6 +17,9 @@ namespace {
 std::atomic<int64_t> g_passed{0};        // points passed since the last SetFailAtPointForTesting
 std::atomic<int64_t> g_fail_at{0};       // 0 = off
 std::atomic<int64_t> g_process_passed{0};  // points passed by this process, for the kill hook
+std::atomic<bool> g_recording{false};        // set by the first SetFailAtPointForTesting
+std::mutex g_names_mu;
+std::vector<std::string> g_names;            // points passed since then, while recording
 
 int64_t KillAtFromEnvironment() {
   const char* v = std::getenv("FORESIGHT_TEST_KILL_AT_POINT");
@@ -38,6 +43,10 @@ Status TestPoint(const char* name) {
       std::raise(SIGKILL);
     }
   }
+  if (g_recording.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(g_names_mu);
+    g_names.emplace_back(name);
+  }
   const int64_t fail_at = g_fail_at.load(std::memory_order_relaxed);
   if (fail_at > 0 && passed == fail_at) {
     return ErrnoError(std::string("write (test point ") + name + ")", ENOSPC);
@@ -45,9 +54,12 @@ Status TestPoint(const char* name) {
   return Status::OK();
 }
 
-int64_t SetFailAtPointForTesting(int64_t n) {
+std::vector<std::string> SetFailAtPointForTesting(int64_t n) {
+  std::lock_guard<std::mutex> lock(g_names_mu);
   g_fail_at.store(n > 0 ? n : 0, std::memory_order_relaxed);
-  return g_passed.exchange(0, std::memory_order_relaxed);
+  g_passed.store(0, std::memory_order_relaxed);
+  g_recording.store(true, std::memory_order_relaxed);
+  return std::exchange(g_names, {});
 }
 
 }  // namespace foresight::trainer::internal

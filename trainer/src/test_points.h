@@ -1,6 +1,7 @@
 // Test-only fault points in the trainer's crash-sensitive steps (checkpoint
 // writes, the metrics file, the final line). In production both hooks are
-// off and a point is one relaxed atomic load. Private to the trainer.
+// off and a point costs a few relaxed atomic operations. Private to the
+// trainer.
 //
 // Two ways to arm them, both counting the points a process passes, in order,
 // from 1:
@@ -14,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "foresight/core/status.h"
 
@@ -24,8 +27,9 @@ namespace foresight::trainer::internal {
 [[nodiscard]] Status TestPoint(const char* name);
 
 // Arms (n >= 1) or disarms (n <= 0) the in-process failure at the n-th point
-// counted from this call; returns how many points were passed since the
-// previous call (so a test can count the points of a run).
-int64_t SetFailAtPointForTesting(int64_t n);
+// counted from this call. Returns the names of the points passed since the
+// previous call, in order (recorded only once a test has called this), so a
+// test can list the points of a run and pick the ones to fail.
+std::vector<std::string> SetFailAtPointForTesting(int64_t n);
 
 }  // namespace foresight::trainer::internal
