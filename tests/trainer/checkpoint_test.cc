@@ -236,6 +236,33 @@ TEST_F(CheckpointTest, ResumeOfAFinishedRunChangesNothing) {
   EXPECT_TRUE(TreeContents(o.checkpoint_dir) == checkpoint);
 }
 
+// What killed writers left (temporaries, a sub-directory renamed in before
+// the pointer moved) is removed as soon as a run opens the directory, even
+// one that then has nothing to train; a note names it.
+TEST_F(CheckpointTest, OpeningTheDirectoryRemovesWhatKilledWritersLeft) {
+  TrainOptions o = SmallOptions(dir_.File("data"), "gcn", true);
+  o.epochs = 2;
+  o.checkpoint_dir = dir_.File("ckpt");
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  const auto checkpoint = TreeContents(o.checkpoint_dir);
+  std::filesystem::create_directories(o.checkpoint_dir + "/epoch-000003.tmp");
+  WriteFile(o.checkpoint_dir + "/epoch-000003.tmp/param.x.npy.tmp-12-ab", "partial");
+  std::filesystem::create_directories(o.checkpoint_dir + "/epoch-000003");
+  WriteFile(o.checkpoint_dir + "/epoch-000003/param.x.npy", "renamed in, never named");
+  WriteFile(o.checkpoint_dir + "/checkpoint.json.tmp", "{\"form");
+  o.resume = true;
+  ::testing::internal::CaptureStderr();
+  const Status st = Train(o, &s);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_OK(st);
+  EXPECT_NE(log.find("checkpoint directory " + o.checkpoint_dir +
+                     ": removed what an interrupted run left (checkpoint.json.tmp, epoch-000003, epoch-000003.tmp)"),
+            std::string::npos)
+      << log;
+  EXPECT_TRUE(TreeContents(o.checkpoint_dir) == checkpoint);
+}
+
 // A kill between an epoch's metrics line and its checkpoint (or in the
 // middle of a line) leaves lines the checkpoint does not hold: the resumed
 // run drops them instead of writing those epochs twice.

@@ -1,5 +1,6 @@
 #include "checkpoint.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -287,6 +288,7 @@ Status RemoveCheckpointLeftovers(const std::string& dir) {
     }
   }
   if (garbage.empty()) return Status::OK();
+  std::sort(garbage.begin(), garbage.end());
   std::string names;
   for (const std::string& name : garbage) {
     FS_RETURN_IF_ERROR(RemoveAll(dir + "/" + name));
