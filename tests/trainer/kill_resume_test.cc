@@ -7,10 +7,11 @@
 // Two kinds of kill alternate:
 // - at a random test point (FORESIGHT_TEST_KILL_AT_POINT, a test-only hook
 //   of the trainer: trainer/src/test_points.h): the child SIGKILLs itself at
-//   its N-th crash-sensitive step, which lands most kills inside checkpoint
-//   writes (between tensor files, before and after renames, before the
-//   pointer's rename) and the rest between a metrics line and its
-//   checkpoint, at the lock, or before the final line;
+//   the N-th pass of a randomly drawn crash-sensitive step, which lands most
+//   kills inside checkpoint writes (between tensor files, before and after
+//   renames, before the pointer's rename, between stale removals) and the
+//   rest between a metrics line and its checkpoint or at the lock; the last
+//   kill comes just before the final metrics line;
 // - after a random delay, from this process: anywhere at all (start-up,
 //   training, evaluation, writes).
 // The random choices come from a fixed seed; where the timed kills land
@@ -22,6 +23,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -104,7 +106,7 @@ std::string KilledAt(const std::string& err) {
   return err.substr(open + 1, close - open - 1);
 }
 
-// "epoch N" of dir's checkpoint.json, or "none".
+// The epoch of dir's checkpoint.json, or "none".
 std::string CheckpointEpoch(const std::string& dir) {
   const std::string path = dir + "/checkpoint.json";
   if (!std::filesystem::exists(path)) return "none";
@@ -130,35 +132,35 @@ TEST(KillResumeTest, TwentyKillsThenTheSameMetricsAndCheckpoint) {
   // Timed kills land within about one and a half epochs (of the
   // uninterrupted run's pace) of the child's start.
   const double timed_span = straight.seconds * 1.5 / kEpochs;
-  // Test-point kills: a random step, at a random pass within the child's
-  // next epoch or two (a checkpoint writes a few dozen tensor files).
-  const std::vector<std::pair<std::string, int>> steps = {
+  // Test-point kills: each step once, in a random order, at a random pass
+  // within the child's next epoch or two (a checkpoint writes a few dozen
+  // tensor files).
+  std::vector<std::pair<std::string, int>> steps = {
       {"checkpoint.locked", 1},          {"checkpoint.subdir-created", 4}, {"checkpoint.tensor-written", 40},
       {"checkpoint.subdir-filled", 4},   {"checkpoint.subdir-renamed", 4}, {"checkpoint.before-pointer", 2},
       {"atomic-file.synced", 2},         {"checkpoint.pointer-written", 2}, {"checkpoint.stale-removed", 3},
       {"metrics.epoch-written", 2}};
 
   std::mt19937_64 rng(20261124);
-  int kills = 0, at_points = 0, in_checkpoint_writes = 0, runs = 0;
+  std::shuffle(steps.begin(), steps.end(), rng);
+  int kills = 0, at_points = 0, in_checkpoint_writes = 0;
   std::map<std::string, int> by_point;
   std::string progress;  // the checkpoint's epoch after each kill
   while (kills < kKills) {
-    ++runs;
-    ASSERT_LE(runs, 3 * kKills) << "children keep ending without being killed";
     const bool at_point = kills % 2 == 0 || kills == kKills - 1;
     std::string point;
     double delay = 0;
     if (kills == kKills - 1) {
       point = "metrics.before-final";  // last: the run is complete but for its final line
     } else if (at_point) {
-      const auto& [name, passes] = steps[std::uniform_int_distribution<size_t>(0, steps.size() - 1)(rng)];
+      const auto& [name, passes] = steps[static_cast<size_t>(kills / 2) % steps.size()];
       point = name + ":" + std::to_string(std::uniform_int_distribution<int>(1, passes)(rng));
     } else {
       delay = std::uniform_real_distribution<double>(0.01, timed_span)(rng);
     }
     const Child c = RunTrain(command("killed"), tmp.path(), point, delay);
     if (!c.killed) {
-      ASSERT_EQ(c.exit_code, 0) << "run " << runs << " failed:\n" << c.err;
+      ASSERT_EQ(c.exit_code, 0) << "run " << kills + 1 << " failed:\n" << c.err;
       FAIL() << "the run finished after only " << kills << " kills (raise kEpochs)";
     }
     ++kills;
@@ -179,11 +181,11 @@ TEST(KillResumeTest, TwentyKillsThenTheSameMetricsAndCheckpoint) {
   std::string summary;
   for (const auto& [where, n] : by_point) summary += " " + where + " x" + std::to_string(n);
   std::cout << kills << " kills (" << at_points << " at test points:" << summary << "; " << kills - at_points
-            << " after random delays up to " << timed_span << " s), " << runs
-            << " runs; the checkpoint's epoch after each kill:" << progress << "\n";
-  // Each test-point kill lands in a checkpoint write unless it drew one of
-  // the few points outside them: 10 draws all missing is not chance.
-  EXPECT_GE(in_checkpoint_writes, 3);
+            << " after random delays up to " << timed_span
+            << " s); the checkpoint's epoch after each kill:" << progress << "\n";
+  // Every step was a kill site once: 8 of them inside checkpoint writes.
+  EXPECT_EQ(by_point.size(), steps.size() + 1) << summary;
+  EXPECT_EQ(in_checkpoint_writes, 8) << summary;
 
   EXPECT_EQ(ReadMetricsWithoutTimings(tmp.File("killed.jsonl")), ReadMetricsWithoutTimings(tmp.File("straight.jsonl")));
   EXPECT_EQ(ReadJsonLines(tmp.File("killed.jsonl")).size(), static_cast<size_t>(kEpochs + 1));
