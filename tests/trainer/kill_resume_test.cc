@@ -201,7 +201,9 @@ TEST(KillResumeTest, TwentyKillsThenTheSameMetricsAndCheckpoint) {
       EXPECT_TRUE(it->second == bytes) << path << " differs";
     }
   }
-  for (const auto& [path, bytes] : b) EXPECT_TRUE(a.count(path)) << "the resumed run's checkpoint has an extra " << path;
+  for (const auto& [path, bytes] : b) {
+    EXPECT_TRUE(a.count(path)) << "the resumed run's checkpoint has an extra " << path;
+  }
 }
 
 }  // namespace
