@@ -118,26 +118,27 @@ TEST(KillResumeTest, TwentyKillsThenTheSameMetricsAndCheckpoint) {
   SyntheticSpec spec;
   spec.num_nodes = 160;
   ASSERT_OK(WriteSyntheticDataset(tmp.File("data"), spec));
-  constexpr int kEpochs = 30;  // room for 20 kills that each cost up to about two epochs
+  constexpr int kEpochs = 30;  // 20 kills reach about epoch 13: room for slower or faster machines
   constexpr int kKills = 20;
+  // A one-layer model: fewer tensor files, so fewer fsyncs per checkpoint.
   auto command = [&](const std::string& name) {
     return std::vector<std::string>{"train", tmp.File("data"), "--model", "sage", "--epochs", std::to_string(kEpochs),
-                                    "--batch-size", "40", "--fanouts", "5,3", "--hidden", "16", "--lr", "0.02",
-                                    "--seed", "7", "--threads", "1", "--quiet", "--metrics",
+                                    "--batch-size", "40", "--layers", "1", "--fanouts", "5", "--hidden", "16",
+                                    "--lr", "0.02", "--seed", "7", "--threads", "1", "--quiet", "--metrics",
                                     tmp.File(name + ".jsonl"), "--checkpoint", tmp.File(name), "--resume"};
   };
 
   const Child straight = RunTrain(command("straight"), tmp.path(), "", 0);
   ASSERT_EQ(straight.exit_code, 0) << straight.err;
-  // Timed kills land within about one and a half epochs (of the
-  // uninterrupted run's pace) of the child's start.
-  const double timed_span = straight.seconds * 1.5 / kEpochs;
+  // Timed kills land within about an epoch (at the uninterrupted run's
+  // pace, start-up included) of the child's start.
+  const double timed_span = straight.seconds / kEpochs;
   // Test-point kills: each step once, in a random order, at a random pass
-  // within the child's next epoch or two (a checkpoint writes a few dozen
-  // tensor files).
+  // within the child's next epoch or two (a checkpoint of this model writes
+  // 9 tensor files, 12 with a best-* directory).
   std::vector<std::pair<std::string, int>> steps = {
-      {"checkpoint.locked", 1},          {"checkpoint.subdir-created", 4}, {"checkpoint.tensor-written", 40},
-      {"checkpoint.subdir-filled", 4},   {"checkpoint.subdir-renamed", 4}, {"checkpoint.before-pointer", 2},
+      {"checkpoint.locked", 1},          {"checkpoint.subdir-created", 3}, {"checkpoint.tensor-written", 20},
+      {"checkpoint.subdir-filled", 3},   {"checkpoint.subdir-renamed", 3}, {"checkpoint.before-pointer", 2},
       {"atomic-file.synced", 2},         {"checkpoint.pointer-written", 2}, {"checkpoint.stale-removed", 3},
       {"metrics.epoch-written", 2}};
 
