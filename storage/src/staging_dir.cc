@@ -146,7 +146,7 @@ void RemoveIfStale(const std::string& path, int64_t name_pid, const std::string&
                       << "); remove it by hand once no foresight process there writes " << out_dir;
       return;
     }
-    why = "left by process " + std::to_string(marker->pid) + ", which no longer runs";
+    why = "left by process " + std::to_string(marker->pid) + ", which died: its lock is free";
   } else {
     // No complete marker: its writer was killed between the mkdir and the
     // marker (or is there now). Only the pid in the name can tell; a
