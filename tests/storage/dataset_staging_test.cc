@@ -236,13 +236,14 @@ TEST(DatasetStagingTest, TwoRunsReplacingOneOutputAtOnce) {
     ::_exit(cfd >= 0 && ::flock(cfd, LOCK_EX) == 0 && ::pause() == 0 ? 0 : 1);
   }
   // Wait until the child holds the lock.
+  int status;
   while (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
     ::flock(fd, LOCK_UN);
+    ASSERT_EQ(::waitpid(child, &status, WNOHANG), 0) << "the child could not lock the marker";
     ::usleep(1000);
   }
   EXPECT_ERROR_CONTAINS(w->Commit(), out + " is being replaced by another foresight process");
   ::kill(child, SIGKILL);
-  int status;
   ::waitpid(child, &status, 0);
   ::close(fd);
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(out));
