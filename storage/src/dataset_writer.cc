@@ -100,7 +100,7 @@ DatasetWriter::DatasetWriter(std::string out_dir, std::string staging, bool over
 DatasetWriter::~DatasetWriter() {
   if (committed_) return;
   // Removed while its marker is still locked (lock_ closes after this body).
-  internal::RemoveAll(staging_).IgnoreError();
+  internal::RemoveStagingDir(staging_).IgnoreError();
   RemoveMadeDirs(made_dirs_);
 }
 
@@ -248,7 +248,7 @@ Status DatasetWriter::Replace() {
   FS_RETURN_IF_ERROR(internal::FsyncDir(internal::ParentDir(out_dir_)));
   internal::CrashPoint("replaced");
   // Deleted while old_lock still holds its marker: no other run touches it.
-  return internal::RemoveAll(old_at);
+  return internal::RemoveStagingDir(old_at);
 }
 
 }  // namespace foresight::storage

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -154,7 +155,7 @@ void RemoveIfStale(const std::string& path, int64_t name_pid, const std::string&
     if (PidRunning(name_pid)) return;
     why = "left by process " + std::to_string(name_pid) + ", which no longer runs";
   }
-  const Status s = RemoveAll(path);
+  const Status s = RemoveStagingDir(path);
   if (!s.ok()) {
     FS_LOG(WARNING) << "could not remove stale staging directory " << path << " (" << why << "): " << s.message();
     return;
@@ -203,6 +204,25 @@ void RemoveStagingMarker(const std::string& dir) {
     FS_LOG(WARNING) << "dataset " << dir << " is complete, but its staging marker stays: unlink " << path << ": "
                     << std::strerror(errno);
   }
+}
+
+Status RemoveStagingDir(const std::string& dir) {
+  const std::string manifest = dir + "/" + kManifestFile;
+  if (::unlink(manifest.c_str()) != 0 && errno != ENOENT && errno != EISDIR) {
+    return ErrnoError("unlink " + manifest, errno);
+  }
+  std::vector<std::string> rest;
+  {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return errno == ENOENT ? Status::OK() : ErrnoError("opendir " + dir, errno);
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != ".." && name != kStagingMarker) rest.push_back(name);
+    }
+    ::closedir(d);
+  }
+  for (const std::string& name : rest) FS_RETURN_IF_ERROR(RemoveAll(dir + "/" + name));
+  return RemoveAll(dir);  // the marker, then the directory
 }
 
 void RemoveStaleStaging(const std::string& out_dir) {

@@ -42,6 +42,11 @@ Status RewriteStagingMarker(int fd, const std::string& path, const std::string& 
 // another directory, is ignored.
 void RemoveStagingMarker(const std::string& dir);
 
+// Removes staging directory `dir`: its manifest.json first and its marker
+// last, so that no moment of the removal (a kill may land in it) leaves a
+// directory that opens as a dataset.
+Status RemoveStagingDir(const std::string& dir);
+
 // Removes the staging directories that earlier runs writing `out_dir` left
 // behind: siblings named "<base>.tmp-<pid>-<8 hex>" whose marker is
 // unlocked, or, without a complete marker (a kill right after the mkdir),
