@@ -99,8 +99,8 @@ DatasetWriter::DatasetWriter(std::string out_dir, std::string staging, bool over
 
 DatasetWriter::~DatasetWriter() {
   if (committed_) return;
-  // Removed while its marker is still locked (lock_ closes after this body).
-  internal::RemoveStagingDir(staging_).IgnoreError();
+  // Removed while its marker is still locked (until only the marker is left).
+  internal::RemoveStagingDir(staging_, &lock_).IgnoreError();
   RemoveMadeDirs(made_dirs_);
 }
 
@@ -204,6 +204,7 @@ Status DatasetWriter::Commit() {
   FS_RETURN_IF_ERROR(internal::RenamePath(staging_, out_dir_));
   committed_ = true;
   internal::CrashPoint("committed");
+  lock_ = ScopedFd();  // no longer needed; closed first so NFS deletes the file outright
   internal::RemoveStagingMarker(out_dir_);
   return internal::FsyncDir(internal::ParentDir(out_dir_));
 }
@@ -244,11 +245,12 @@ Status DatasetWriter::Replace() {
   }
   committed_ = true;
   internal::CrashPoint("committed");
+  lock_ = ScopedFd();  // no longer needed; closed first so NFS deletes the file outright
   internal::RemoveStagingMarker(out_dir_);
   FS_RETURN_IF_ERROR(internal::FsyncDir(internal::ParentDir(out_dir_)));
   internal::CrashPoint("replaced");
   // Deleted while old_lock still holds its marker: no other run touches it.
-  return internal::RemoveStagingDir(old_at);
+  return internal::RemoveStagingDir(old_at, &old_lock);
 }
 
 }  // namespace foresight::storage

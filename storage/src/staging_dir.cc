@@ -155,7 +155,7 @@ void RemoveIfStale(const std::string& path, int64_t name_pid, const std::string&
     if (PidRunning(name_pid)) return;
     why = "left by process " + std::to_string(name_pid) + ", which no longer runs";
   }
-  const Status s = RemoveStagingDir(path);
+  const Status s = RemoveStagingDir(path, &lock);
   if (!s.ok()) {
     FS_LOG(WARNING) << "could not remove stale staging directory " << path << " (" << why << "): " << s.message();
     return;
@@ -206,7 +206,7 @@ void RemoveStagingMarker(const std::string& dir) {
   }
 }
 
-Status RemoveStagingDir(const std::string& dir) {
+Status RemoveStagingDir(const std::string& dir, ScopedFd* lock) {
   const std::string manifest = dir + "/" + kManifestFile;
   if (::unlink(manifest.c_str()) != 0 && errno != ENOENT && errno != EISDIR) {
     return ErrnoError("unlink " + manifest, errno);
@@ -222,6 +222,7 @@ Status RemoveStagingDir(const std::string& dir) {
     ::closedir(d);
   }
   for (const std::string& name : rest) FS_RETURN_IF_ERROR(RemoveAll(dir + "/" + name));
+  if (lock != nullptr) *lock = ScopedFd();
   return RemoveAll(dir);  // the marker, then the directory
 }
 

@@ -44,8 +44,11 @@ void RemoveStagingMarker(const std::string& dir);
 
 // Removes staging directory `dir`: its manifest.json first and its marker
 // last, so that no moment of the removal (a kill may land in it) leaves a
-// directory that opens as a dataset.
-Status RemoveStagingDir(const std::string& dir);
+// directory that opens as a dataset. `lock` (the open marker, when the
+// caller holds it) is closed just before the marker goes: NFS keeps a
+// deleted file that is still open as a ".nfs*" entry, which would keep the
+// directory from being removed.
+Status RemoveStagingDir(const std::string& dir, ScopedFd* lock = nullptr);
 
 // Removes the staging directories that earlier runs writing `out_dir` left
 // behind: siblings named "<base>.tmp-<pid>-<8 hex>" whose marker is
