@@ -37,8 +37,12 @@ bool IsBool(const TrainKey& key) {
 class TrainCommand : public Command {
  public:
   explicit TrainCommand(CLI::App* app) : Command(app) {
-    app->add_option("DATASET", dataset_, "Dataset directory (from `foresight preprocess`)");
-    app->add_option("--config", config_, "YAML (.yaml/.yml) or TOML (.toml) file of these options")
+    // Required, but --config may name it (`dataset:`), so Prepare checks it.
+    app->add_option("DATASET", dataset_,
+                    "Dataset directory (from `foresight preprocess`); or `dataset` in --config")
+        ->option_text("DIR REQUIRED");
+    app->add_option("--config", config_,
+                    "YAML (.yaml/.yml), JSON (.json) or TOML (.toml) file of these options")
         ->type_name("FILE");
     const TrainOptions defaults;
     for (const TrainKey& key : TrainKeys()) {
@@ -70,7 +74,7 @@ class TrainCommand : public Command {
     if (options_.dataset.empty()) {
       return InvalidArgument("DATASET is required (as the first argument or `dataset` in --config)");
     }
-    return options_.Validate();
+    return WithFlagNames(options_.Validate());
   }
 
   Status Run() override {
