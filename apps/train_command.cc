@@ -4,6 +4,7 @@
 #include <deque>
 
 #include "command.h"
+#include "foresight/core/logging.h"
 #include "foresight/core/progress.h"
 #include "foresight/trainer/trainer.h"
 #include "train_settings.h"
@@ -81,9 +82,12 @@ class TrainCommand : public Command {
     UseThreads(options_.threads);
     SetProgressEnabled(options_.progress);
     // options_.progress: the trainer's own display (epoch status lines and
-    // summaries on stderr).
+    // summaries on stderr). --quiet prints nothing but errors: no progress,
+    // no info or warning logs, no result line (the metrics file has it).
+    if (!options_.progress && GetLogLevel() < LogLevel::kError) SetLogLevel(LogLevel::kError);
     trainer::TrainSummary summary;
     FS_RETURN_IF_ERROR(trainer::Train(options_, &summary));
+    if (!options_.progress) return Status::OK();
     std::printf("epochs %d%s, best epoch %d: val_acc %.4f test_acc %.4f\n",
                 summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "",
                 summary.best_epoch, summary.best_val_acc, summary.test_acc);

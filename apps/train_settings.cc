@@ -259,7 +259,8 @@ const std::vector<TrainKey>& TrainKeys() {
       {"resume", "Continue from the last epoch in --checkpoint", &O::resume, nullptr, false},
       {"eval-batch-size", "Destination nodes per chunk in layer-wise evaluation",
        &O::eval_batch_size, nullptr, false},
-      {"quiet", "No progress display", &O::progress, nullptr, true},
+      {"quiet", "Print nothing but errors (no progress, logs or result line; see --metrics)", &O::progress,
+       nullptr, true},
       {"feature-store",
        "Where training reads node features: memory (loaded into RAM), mmap (mapped; pages count as RSS) or "
        "disk (O_DIRECT reads on io_uring)",
