@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "command.h"
+#include "foresight/core/device.h"
 #include "foresight/core/thread_pool.h"
 
 namespace foresight::apps {
@@ -60,6 +61,15 @@ class CliFormatter : public CLI::Formatter {
   }
 };
 
+// What runs where in this build, for --help and --version: no op has a
+// CUDA kernel yet, whatever the build compiled.
+std::string WhereItRuns() {
+  return std::string("Runs on the CPU: no op has a CUDA kernel yet. ") +
+         (CudaCompiledIn() ? "This build compiled the CUDA runtime seam (device memory and copies), which no "
+                             "command uses yet."
+                           : "This build has no CUDA support compiled in.");
+}
+
 // "foresight generate graph": the words a user types to reach `app`.
 std::string FullCommandName(const CLI::App* app) {
   std::string name = app->get_name();
@@ -108,7 +118,8 @@ int Guard(const std::string& name, int failure_code, Fn&& fn) {
 
 int RunCliImpl(int argc, char** argv) {
   CLI::App root("foresight: train graph neural networks on data larger than memory.", "foresight");
-  root.set_version_flag("--version", std::string("foresight ") + FORESIGHT_VERSION);
+  root.set_version_flag("--version", std::string("foresight ") + FORESIGHT_VERSION + "\n" + WhereItRuns());
+  root.footer(WhereItRuns());
   root.require_subcommand(1);
   // Before any subcommand: each one copies the root's formatter.
   root.formatter(std::make_shared<CliFormatter>());

@@ -165,6 +165,16 @@ TEST_F(CliMessages, HelpReadsAsTheCommandIsTyped) {
   EXPECT_NE(drop.out, keep.out) << "fewer edges without repeats: " << drop.out;
 }
 
+// No op has a CUDA kernel yet: help and --version say where things run
+// instead of implying a GPU build trains on the GPU.
+TEST_F(CliMessages, HelpSaysWhatRunsWhere) {
+  for (const char* args : {"--help", "--version"}) {
+    const Result r = Foresight(args);
+    EXPECT_EQ(r.code, 0) << args;
+    EXPECT_TRUE(Contains(r.out, "Runs on the CPU: no op has a CUDA kernel yet.")) << args << ":\n" << r.out;
+  }
+}
+
 TEST_F(CliMessages, EvalPrintsATableOrJson) {
   const std::string g = Graph();
   const std::string ckpt = Checkpoint(g);
