@@ -384,7 +384,9 @@ Status WithFlagNames(const Status& s) {
   // user typed --batch-size (or batch-size / batch_size in a config file).
   std::string message = s.message();
   const size_t colon = message.find(':');
-  if (colon != std::string::npos && FindTrainKey(message.substr(0, colon)) != nullptr) {
+  // "dataset" is the positional DATASET, not a flag.
+  if (colon != std::string::npos && message.compare(0, colon, "dataset") != 0 &&
+      FindTrainKey(message.substr(0, colon)) != nullptr) {
     message = "--" + NormalizeKey(message.substr(0, colon)) + message.substr(colon);
   }
   for (const TrainKey& k : TrainKeys()) {

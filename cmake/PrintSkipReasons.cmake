@@ -3,7 +3,12 @@
 # shows its output, so this prints each GoogleTest skip with its reason
 # ("skipped DeviceTest.CudaOps...: no GPU here: ...") from the run's log.
 # Usage: cmake -DLOG=<build>/Testing/Temporary/LastTest.log -P PrintSkipReasons.cmake
-if(NOT EXISTS "${LOG}")
+# While ctest runs this step the run's log is still being written as
+# LastTest.log.tmp (renamed to LastTest.log when ctest closes it); read the
+# finished one only when there is no such file (a test passes LOG directly).
+if(EXISTS "${LOG}.tmp")
+  set(LOG "${LOG}.tmp")
+elseif(NOT EXISTS "${LOG}")
   return()
 endif()
 file(STRINGS "${LOG}" lines)

@@ -103,10 +103,14 @@ TEST_F(CliMessages, ValidationErrorsNameTheFlag) {
 }
 
 TEST_F(CliMessages, ThreadsZeroIsRefused) {
-  for (const std::string& args : {std::string("train ds --threads 0"), std::string("eval ds --checkpoint c --threads 0"),
-                                  std::string("partition ds --parts 2 --threads 0"),
-                                  std::string("generate graph --output o --threads 0"),
-                                  std::string("preprocess --format linqs --input i --output o --threads 0")}) {
+  // Every path in the temporary folder: a build that took --threads 0 would
+  // otherwise write there, not into the working directory.
+  const std::string ds = Quote(dir_.File("ds")), out = Quote(dir_.File("out"));
+  for (const std::string& args :
+       {"train " + ds + " --threads 0", "eval " + ds + " --checkpoint " + Quote(dir_.File("c")) + " --threads 0",
+        "partition " + ds + " --parts 2 --threads 0",
+        "generate graph --nodes 100 --edges 1000 --output " + out + " --threads 0",
+        "preprocess --format linqs --input " + Quote(dir_.File("in")) + " --output " + out + " --threads 0"}) {
     const Result r = Foresight(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
     EXPECT_TRUE(Contains(r.err, "--threads")) << args << ": " << r.err;
