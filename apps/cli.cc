@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "command.h"
+#include "foresight/core/device.h"
 #include "foresight/core/thread_pool.h"
 
 namespace foresight::apps {
@@ -43,6 +45,40 @@ std::string ParsedCommandName(const CLI::App& root) {
   return name;
 }
 
+// CLI11's help layout, except that a positional whose option text ends in
+// "REQUIRED" (train's DATASET, which --config may give instead, so CLI11
+// cannot enforce it) also shows as required in the usage line.
+class CliFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_usage(const CLI::Option* opt) const override {
+    const std::string text = opt->get_option_text();
+    const std::string kRequired = "REQUIRED";
+    if (text.size() >= kRequired.size() &&
+        text.compare(text.size() - kRequired.size(), kRequired.size(), kRequired) == 0) {
+      return make_option_name(opt, true);
+    }
+    return CLI::Formatter::make_option_usage(opt);
+  }
+};
+
+// What runs where in this build, for --help and --version: no op has a
+// CUDA kernel yet, whatever the build compiled.
+std::string WhereItRuns() {
+  return std::string("Runs on the CPU: no op has a CUDA kernel yet. ") +
+         (CudaCompiledIn() ? "This build compiled the CUDA runtime seam (device memory and copies), which no "
+                             "command uses yet."
+                           : "This build has no CUDA support compiled in.");
+}
+
+// "foresight generate graph": the words a user types to reach `app`.
+std::string FullCommandName(const CLI::App* app) {
+  std::string name = app->get_name();
+  for (const CLI::App* p = app->get_parent(); p != nullptr; p = p->get_parent()) {
+    name = p->get_name() + " " + name;
+  }
+  return name;
+}
+
 // `foresight help [COMMAND...]`: the root's or a subcommand's --help text.
 int RunHelp(CLI::App* root, const std::vector<std::string>& topic) {
   CLI::App* app = root;
@@ -59,7 +95,7 @@ int RunHelp(CLI::App* root, const std::vector<std::string>& topic) {
   }
   // App::help() delegates to the parsed subcommand (here `help` itself), so
   // format the chosen app directly.
-  std::cout << app->get_formatter()->make_help(app, app->get_name(), CLI::AppFormatMode::Normal);
+  std::cout << app->get_formatter()->make_help(app, FullCommandName(app), CLI::AppFormatMode::Normal);
   return 0;
 }
 
@@ -82,8 +118,11 @@ int Guard(const std::string& name, int failure_code, Fn&& fn) {
 
 int RunCliImpl(int argc, char** argv) {
   CLI::App root("foresight: train graph neural networks on data larger than memory.", "foresight");
-  root.set_version_flag("--version", std::string("foresight ") + FORESIGHT_VERSION);
+  root.set_version_flag("--version", std::string("foresight ") + FORESIGHT_VERSION + "\n" + WhereItRuns());
+  root.footer(WhereItRuns());
   root.require_subcommand(1);
+  // Before any subcommand: each one copies the root's formatter.
+  root.formatter(std::make_shared<CliFormatter>());
   root.get_formatter()->column_width(36);
 
   std::vector<std::unique_ptr<Command>> commands;
@@ -139,6 +178,22 @@ int RunCliImpl(int argc, char** argv) {
 }  // namespace
 
 void UseThreads(int threads) { SetDefaultThreads(threads > 0 ? threads : OnlineCpus()); }
+
+CLI::Option* AddThreadsFlag(CLI::App* app, int* threads) {
+  // Runs on the text before conversion; a non-number is left to CLI11's
+  // conversion error.
+  CLI::Validator at_least_one(
+      [](std::string& value) -> std::string {
+        char* end = nullptr;
+        const long n = std::strtol(value.c_str(), &end, 10);
+        if (end == value.c_str() || *end != '\0' || n >= 1) return "";
+        return "expected at least 1 thread, got " + value + " (leave --threads out to use every online CPU)";
+      },
+      "");
+  return app->add_option("--threads", *threads, "CPU threads, at least 1 (default: every online CPU)")
+      ->type_name("INT")
+      ->check(at_least_one);
+}
 
 int RunCli(int argc, char** argv) {
   try {

@@ -49,4 +49,8 @@ std::unique_ptr<Command> AddPartitionCommand(CLI::App* root);
 // Sizes the process thread pool (0 = online CPUs); call before any work.
 void UseThreads(int threads);
 
+// Registers --threads INT into *threads (left at 0 = every online CPU when
+// absent); an explicit value below 1 is a usage error.
+CLI::Option* AddThreadsFlag(CLI::App* app, int* threads);
+
 }  // namespace foresight::apps

@@ -178,10 +178,11 @@ std::string NormalizeKey(const std::string& key) {
 }
 
 StatusOr<ConfigFile> ReadConfigFile(const std::string& path) {
-  const bool yaml = EndsWith(path, ".yaml") || EndsWith(path, ".yml");
+  // JSON is YAML 1.2's flow style, so the YAML reader takes .json files too.
+  const bool yaml = EndsWith(path, ".yaml") || EndsWith(path, ".yml") || EndsWith(path, ".json");
   const bool toml = EndsWith(path, ".toml");
   if (!yaml && !toml) {
-    return InvalidArgument(path + ": unknown config format: expected a .yaml, .yml or .toml file");
+    return InvalidArgument(path + ": unknown config format: expected a .yaml, .yml, .json or .toml file");
   }
   FS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
   FS_ASSIGN_OR_RETURN(ConfigFile file, yaml ? ReadYaml(path, text) : ReadToml(path, text));

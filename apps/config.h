@@ -1,4 +1,4 @@
-// Config files for the CLI: a flat YAML (.yaml/.yml) or TOML (.toml) mapping
+// Config files for the CLI: a flat YAML (.yaml/.yml/.json) or TOML (.toml) mapping
 // from long flag names to values, read into untyped entries that the
 // subcommands convert (train_settings.h). Kept apart from the conversion so
 // a value reads the same whether it came from a file or a flag.
@@ -52,7 +52,7 @@ struct ConfigFile {
 std::string NormalizeKey(const std::string& key);
 
 // Reads a flat mapping; the format follows the extension (.yaml, .yml,
-// .toml). Errors name the file (and the line for syntax errors), a key
+// .json read as YAML, .toml). Errors name the file (and the line for syntax errors), a key
 // given twice, or a top level that is not a mapping.
 StatusOr<ConfigFile> ReadConfigFile(const std::string& path);
 

@@ -11,7 +11,7 @@ void DatasetToolFlags::Add(CLI::App* app, std::string* temp_dir) {
       ->type_name("SIZE");
   app->add_option("--temp-dir", *temp_dir, "Folder for spilled edge runs (default: $TMPDIR)")
       ->type_name("DIR");
-  app->add_option("--threads", threads_, "CPU threads (default: online CPUs)")->type_name("INT");
+  AddThreadsFlag(app, &threads_);
   app->add_flag("--quiet", quiet_, "No progress display");
 }
 
@@ -19,7 +19,6 @@ Status DatasetToolFlags::Apply(size_t* memory_budget_bytes) const {
   if (!memory_budget_.empty()) {
     FS_ASSIGN_OR_RETURN(*memory_budget_bytes, ParseByteSize(memory_budget_, "--memory-budget"));
   }
-  if (threads_ < 0) return InvalidArgument("--threads: expected a count >= 0, got " + std::to_string(threads_));
   return Status::OK();
 }
 

@@ -41,8 +41,10 @@ class GenerateGraphCommand : public Command {
     app->add_option("--val-frac", o.val_frac, "Validation fraction (default: 0.1)")
         ->type_name("FLOAT");
     app->add_option("--test-frac", o.test_frac, "Test fraction (default: 0.8)")->type_name("FLOAT");
-    app->add_flag("--keep-multi-edges,!--no-multi-edges", o.keep_multi_edges,
-                  "Keep repeated edges (default: keep)");
+    // Two plain flags, not CLI11's "--a,!--b" pair, which --help prints as
+    // "--keep-multi-edges,--no-multi-edges{false}".
+    CLI::Option* keep = app->add_flag("--keep-multi-edges", "Keep repeated edges (the default)");
+    app->add_flag("--no-multi-edges", no_multi_edges_, "Drop repeated edges")->excludes(keep);
     app->add_flag("--keep-self-loops", o.keep_self_loops, "Keep u -> u edges");
     app->add_flag("--undirected", o.undirected, "Add v -> u for every u -> v");
     app->add_option("--feature-dtype", o.feature_dtype, "Stored feature type (default: f32)")
@@ -51,6 +53,7 @@ class GenerateGraphCommand : public Command {
   }
 
   Status Prepare() override {
+    if (no_multi_edges_) options_.keep_multi_edges = false;
     if (!rmat_.empty()) {
       FS_ASSIGN_OR_RETURN(std::vector<double> abc, ParseNumberList(rmat_, 3, "--rmat"));
       options_.rmat_a = abc[0];
@@ -74,6 +77,7 @@ class GenerateGraphCommand : public Command {
  private:
   datasets::GenerateGraphOptions options_;
   std::string rmat_;
+  bool no_multi_edges_ = false;
   DatasetToolFlags tool_flags_;
 };
 

@@ -1,5 +1,7 @@
 #include "inference_flags.h"
 
+#include "command.h"
+
 namespace foresight::apps {
 
 void AddInferenceFlags(CLI::App* app, trainer::InferenceOptions* options, bool* last) {
@@ -10,8 +12,7 @@ void AddInferenceFlags(CLI::App* app, trainer::InferenceOptions* options, bool* 
       ->required();
   app->add_flag("--last", *last,
                 "Use the last completed epoch instead of the best one (default: best)");
-  app->add_option("--threads", options->threads, "CPU threads (default: online CPUs)")
-      ->type_name("INT");
+  AddThreadsFlag(app, &options->threads);
   app->add_option("--eval-batch-size", options->eval_batch_size,
                   "Destination nodes per chunk in layer-wise inference (default: 4096)")
       ->type_name("INT");

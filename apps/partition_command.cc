@@ -35,7 +35,7 @@ class PartitionCommand : public Command {
     app->add_option("--imbalance", o.imbalance,
                     "No partition above (1 + imbalance) * N / P (default: 0.05)")
         ->type_name("FLOAT");
-    app->add_option("--threads", threads_, "CPU threads (default: online CPUs)")->type_name("INT");
+    AddThreadsFlag(app, &threads_);
     app->add_flag("--quiet", quiet_, "No progress display");
   }
 
@@ -44,7 +44,6 @@ class PartitionCommand : public Command {
       FS_ASSIGN_OR_RETURN(size_t b, ParseByteSize(memory_budget_, "--memory-budget"));
       options_.memory_budget_bytes = static_cast<int64_t>(b);
     }
-    if (threads_ < 0) return InvalidArgument("--threads: expected a count >= 0, got " + std::to_string(threads_));
     if (options_.parts < 1) return InvalidArgument("--parts must be >= 1, got " + std::to_string(options_.parts));
     if (options_.method != "metis" && options_.method != "stream") {
       return InvalidArgument("--method must be metis or stream, got \"" + options_.method + "\"");

@@ -4,6 +4,7 @@
 #include <deque>
 
 #include "command.h"
+#include "foresight/core/logging.h"
 #include "foresight/core/progress.h"
 #include "foresight/trainer/trainer.h"
 #include "train_settings.h"
@@ -37,8 +38,12 @@ bool IsBool(const TrainKey& key) {
 class TrainCommand : public Command {
  public:
   explicit TrainCommand(CLI::App* app) : Command(app) {
-    app->add_option("DATASET", dataset_, "Dataset directory (from `foresight preprocess`)");
-    app->add_option("--config", config_, "YAML (.yaml/.yml) or TOML (.toml) file of these options")
+    // Required, but --config may name it (`dataset:`), so Prepare checks it.
+    app->add_option("DATASET", dataset_,
+                    "Dataset directory (from `foresight preprocess`); or `dataset` in --config")
+        ->option_text("DIR REQUIRED");
+    app->add_option("--config", config_,
+                    "YAML (.yaml/.yml), JSON (.json) or TOML (.toml) file of these options")
         ->type_name("FILE");
     const TrainOptions defaults;
     for (const TrainKey& key : TrainKeys()) {
@@ -70,16 +75,19 @@ class TrainCommand : public Command {
     if (options_.dataset.empty()) {
       return InvalidArgument("DATASET is required (as the first argument or `dataset` in --config)");
     }
-    return options_.Validate();
+    return WithFlagNames(options_.Validate());
   }
 
   Status Run() override {
     UseThreads(options_.threads);
     SetProgressEnabled(options_.progress);
     // options_.progress: the trainer's own display (epoch status lines and
-    // summaries on stderr).
+    // summaries on stderr). --quiet prints nothing but errors: no progress,
+    // no info or warning logs, no result line (the metrics file has it).
+    if (!options_.progress && GetLogLevel() < LogLevel::kError) SetLogLevel(LogLevel::kError);
     trainer::TrainSummary summary;
     FS_RETURN_IF_ERROR(trainer::Train(options_, &summary));
+    if (!options_.progress) return Status::OK();
     std::printf("epochs %d%s, best epoch %d: val_acc %.4f test_acc %.4f\n",
                 summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "",
                 summary.best_epoch, summary.best_val_acc, summary.test_acc);

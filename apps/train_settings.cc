@@ -1,5 +1,7 @@
 #include "train_settings.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -210,6 +212,23 @@ struct TypeNamer {
   const char* operator()(std::vector<int64_t> TrainOptions::*) const { return kTypeIntList; }
 };
 
+// Levenshtein distance (insertions, deletions, substitutions), for
+// suggesting the key a typo meant; keys are short, so O(|a| |b|) is fine.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
 }  // namespace
 
 const std::vector<TrainKey>& TrainKeys() {
@@ -232,7 +251,7 @@ const std::vector<TrainKey>& TrainKeys() {
       {"patience", "Stop after this many epochs without a better validation accuracy (0 = never)",
        &O::patience, nullptr, false},
       {"seed", "Random seed", &O::seed, nullptr, false},
-      {"threads", "CPU threads (default: online CPUs)", &O::threads, nullptr, false},
+      {"threads", "CPU threads, at least 1 (default: every online CPU)", &O::threads, nullptr, false},
       {"metrics", "JSON-lines metrics file (one line per epoch and a final line)",
        &O::metrics_file, nullptr, false},
       {"checkpoint", "Checkpoint directory, written after every epoch", &O::checkpoint_dir,
@@ -241,7 +260,8 @@ const std::vector<TrainKey>& TrainKeys() {
        &O::resume, nullptr, false},
       {"eval-batch-size", "Destination nodes per chunk in layer-wise evaluation",
        &O::eval_batch_size, nullptr, false},
-      {"quiet", "No progress display", &O::progress, nullptr, true},
+      {"quiet", "Print nothing but errors (no progress, logs or result line; see --metrics)", &O::progress,
+       nullptr, true},
       {"feature-store",
        "Where training reads node features: memory (loaded into RAM), mmap (mapped; pages count as RSS) or "
        "disk (O_DIRECT reads on io_uring)",
@@ -320,7 +340,29 @@ std::string FormatTrainValue(const TrainKey& key, const TrainOptions& options) {
 
 Status ApplyTrainValue(const TrainKey& key, const ConfigValue& value, const std::string& where,
                        TrainOptions* options) {
-  return std::visit(Setter{key, value, where, options}, key.field);
+  FS_RETURN_IF_ERROR(std::visit(Setter{key, value, where, options}, key.field));
+  // TrainOptions::threads = 0 means every online CPU; a user leaves the key
+  // out for that, so an explicit 0 is a mistake (a typo, an empty variable).
+  if (std::string(key.name) == "threads" && options->threads < 1) {
+    return InvalidArgument(where + ": expected at least 1 thread, got " + std::to_string(options->threads) +
+                           " (leave it out to use every online CPU)");
+  }
+  return Status::OK();
+}
+
+std::string NearestTrainKey(const std::string& name) {
+  const std::string key = NormalizeKey(name);
+  std::string best;
+  size_t best_distance = std::numeric_limits<size_t>::max();
+  for (const TrainKey& k : TrainKeys()) {
+    // The "quiet"/"dataset" entries are keys too; every key is a candidate.
+    const size_t d = EditDistance(key, k.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = k.name;
+    }
+  }
+  return best;
 }
 
 Status ApplyConfigFile(const ConfigFile& file, TrainOptions* options) {
@@ -329,11 +371,45 @@ Status ApplyConfigFile(const ConfigFile& file, TrainOptions* options) {
     if (key == nullptr) {
       std::string known;
       for (const TrainKey& k : TrainKeys()) known += (known.empty() ? "" : ", ") + std::string(k.name);
-      return InvalidArgument(file.path + ": unknown key '" + e.key + "' (known keys: " + known + ")");
+      return InvalidArgument(file.path + ": unknown key '" + e.key + "'; did you mean '" + NearestTrainKey(e.key) +
+                             "'? (known keys: " + known + ")");
     }
     FS_RETURN_IF_ERROR(ApplyTrainValue(*key, e.value, file.path + ": key '" + e.key + "'", options));
   }
   return Status::OK();
+}
+
+Status WithFlagNames(const Status& s) {
+  if (s.ok()) return s;
+  // Validate() names TrainOptions fields ("batch_size: must be >= 1"); a
+  // user typed --batch-size (or batch-size / batch_size in a config file).
+  std::string message = s.message();
+  const size_t colon = message.find(':');
+  // "dataset" is the positional DATASET, not a flag.
+  if (colon != std::string::npos && message.compare(0, colon, "dataset") != 0 &&
+      FindTrainKey(message.substr(0, colon)) != nullptr) {
+    message = "--" + NormalizeKey(message.substr(0, colon)) + message.substr(colon);
+  }
+  for (const TrainKey& k : TrainKeys()) {
+    // Only snake_case field names are unambiguous inside a sentence.
+    std::string field = k.name;
+    std::replace(field.begin(), field.end(), '-', '_');
+    if (field == k.name) continue;
+    for (size_t at = message.find(field); at != std::string::npos; at = message.find(field, at)) {
+      const bool word_start = at == 0 || !(std::isalnum(static_cast<unsigned char>(message[at - 1])) ||
+                                           message[at - 1] == '_' || message[at - 1] == '-');
+      const size_t end = at + field.size();
+      const bool word_end = end == message.size() ||
+                            !(std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '_');
+      if (word_start && word_end) {
+        message.replace(at, field.size(), "--" + std::string(k.name));
+        at += field.size() + 2;
+      } else {
+        at = end;
+      }
+    }
+  }
+  return Status(s.code(), message);
 }
 
 StatusOr<TrainOptions> ResolveTrainOptions(const std::string& config_path,

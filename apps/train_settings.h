@@ -56,6 +56,13 @@ Status ApplyTrainValue(const TrainKey& key, const ConfigValue& value, const std:
 // the file and the key.
 Status ApplyConfigFile(const ConfigFile& file, TrainOptions* options);
 
+// The key nearest to `name` (edit distance), for "did you mean" hints.
+std::string NearestTrainKey(const std::string& name);
+
+// `s` with TrainOptions field names (TrainOptions::Validate's "batch_size:
+// ...") spelled as the flags users type ("--batch-size: ..."); OK stays OK.
+Status WithFlagNames(const Status& s);
+
 // One command-line value that was given explicitly.
 struct FlagValue {
   std::string key;  // TrainKey::name

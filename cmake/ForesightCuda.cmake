@@ -21,4 +21,12 @@ if(NOT FORESIGHT_CUDA STREQUAL "OFF")
     message(FATAL_ERROR "FORESIGHT_CUDA=ON but no CUDA compiler (nvcc) was found")
   endif()
 endif()
-message(STATUS "foresight: CUDA device ${FORESIGHT_HAVE_CUDA}")
+# Say what the switch means today: the runtime seam (device memory, copies,
+# pinned host memory through cudart) compiles, but no op has a CUDA kernel
+# yet, so every op, and training, runs on the CPU either way.
+if(FORESIGHT_HAVE_CUDA)
+  message(STATUS "foresight: CUDA runtime seam compiled (nvcc found); no op has a CUDA kernel yet, "
+                 "so training runs on the CPU")
+else()
+  message(STATUS "foresight: CUDA runtime seam not compiled; every op runs on the CPU")
+endif()

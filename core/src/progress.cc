@@ -213,4 +213,13 @@ void Progress::Finish(const std::string& summary) {
   Emit(line, /*status_line=*/false);
 }
 
+void Progress::FinishLine(const std::string& line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;
+  finished_ = true;
+  if (!enabled_) return;
+  if (terminal_) Emit("", /*status_line=*/true);
+  Emit(line, /*status_line=*/false);
+}
+
 }  // namespace foresight

@@ -35,7 +35,8 @@ Status ReadIntLabels(Job* job, const std::string& path, int64_t n, bool* per_row
   if (EndsWith(path, ".npy")) {
     FS_ASSIGN_OR_RETURN(Tensor t, storage::LoadNpy(path));
     if (t.dim() != 1 || (t.dtype() != DType::kI32 && t.dtype() != DType::kI64)) {
-      return InvalidArgument(path + ": labels must be a 1-D i32 or i64 array, got " + t.ToString());
+      return InvalidArgument(path + ": labels must be a 1-D i32 or i64 array, got an array of " +
+                             DTypeName(t.dtype()) + " with shape " + ShapeToString(t.shape()));
     }
     labels.resize(static_cast<size_t>(t.numel()));
     for (int64_t i = 0; i < t.numel(); ++i) {
@@ -254,7 +255,7 @@ Status ReadEdges(Job* job, int64_t n) {
 Status ReadEdgeList(Job* job) {
   const PreprocessOptions& o = *job->opt;
   if (o.edges.empty()) return InvalidArgument("edgelist: --edges FILE is required");
-  if (!IsFile(o.edges)) return NotFound("edgelist: edge file " + o.edges + " does not exist");
+  FS_RETURN_IF_ERROR(CheckInputFile(o.edges, "edgelist: edge file"));
   nlohmann::json inputs = {{"edges", o.edges}};
   if (!o.features.empty()) inputs["features"] = o.features;
   if (!o.labels.empty()) inputs["labels"] = o.labels;

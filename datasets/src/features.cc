@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 
@@ -225,6 +226,16 @@ bool IsDirectory(const std::string& path) {
 bool IsFile(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Status CheckInputFile(const std::string& path, const std::string& what) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return NotFound(what + " " + path + " does not exist");
+    return ErrnoError(what + " " + path, errno);
+  }
+  if (S_ISDIR(st.st_mode)) return InvalidArgument(what + " " + path + " is a directory; expected a file");
+  return Status::OK();
 }
 
 }  // namespace foresight::datasets::internal

@@ -45,6 +45,17 @@ Status CheckFraction(double v, const char* flag) {
   return Status::OK();
 }
 
+// Every input named as a file exists and is not a folder (a folder would
+// otherwise read as "does not exist" or fail mid-run on read()).
+Status CheckInputFiles(const PreprocessOptions& o) {
+  const std::pair<const char*, const std::string*> files[] = {
+      {"--edges", &o.edges}, {"--features", &o.features}, {"--labels", &o.labels}, {"--split-file", &o.split_file}};
+  for (const auto& [flag, path] : files) {
+    if (!path->empty()) FS_RETURN_IF_ERROR(internal::CheckInputFile(*path, flag));
+  }
+  return Status::OK();
+}
+
 Status ValidateOptions(const PreprocessOptions& o) {
   if (o.output.empty()) return InvalidArgument("preprocess: --output is required");
   FS_RETURN_IF_ERROR(CheckFraction(o.train_frac, "--train-frac"));
@@ -71,7 +82,7 @@ Status ValidateOptions(const PreprocessOptions& o) {
                              FormatName(o.format));
     }
   }
-  return Status::OK();
+  return CheckInputFiles(o);
 }
 
 Status WriteIds(storage::DatasetWriter* w, const char* file, const std::vector<int64_t>& ids) {

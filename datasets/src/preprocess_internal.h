@@ -113,5 +113,9 @@ std::string BaseName(const std::string& path);
 bool EndsWith(const std::string& s, const std::string& suffix);
 bool IsDirectory(const std::string& path);
 bool IsFile(const std::string& path);
+// OK when `path` exists and is not a directory (a file, or a pipe read as
+// one); else "<what> <path> does not exist" or "... is a directory; expected
+// a file", so a folder passed for a file is not reported as missing.
+Status CheckInputFile(const std::string& path, const std::string& what);
 
 }  // namespace foresight::datasets::internal

@@ -115,7 +115,7 @@ StatusOr<std::unique_ptr<DatasetWriter>> DatasetWriter::Create(const std::string
   internal::RemoveStaleStaging(out_dir);
   if (Exists(out_dir)) {
     if (!overwrite) {
-      return AlreadyExists("dataset output dir " + out_dir + " already exists (pass overwrite to replace it)");
+      return AlreadyExists("dataset output dir " + out_dir + " already exists (pass --overwrite to replace it)");
     }
     if (!IsEmptyDir(out_dir) && !(IsDir(out_dir) && IsForesightDataset(out_dir))) {
       return FailedPrecondition("refusing to overwrite " + out_dir +

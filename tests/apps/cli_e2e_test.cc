@@ -184,7 +184,7 @@ TEST(CliE2E, CoraPreprocessTrainEvalExport) {
   EXPECT_EQ(final_line.value("final", false), true);
   EXPECT_EQ(final_line.value("epochs", 0), 3);
 
-  const Result ev = Foresight("eval " + Quote(data) + " --checkpoint " + Quote(ckpt) + " --threads 2");
+  const Result ev = Foresight("eval " + Quote(data) + " --checkpoint " + Quote(ckpt) + " --threads 2 --json");
   ASSERT_EQ(ev.code, 0) << ev.err;
   const nlohmann::json acc = nlohmann::json::parse(ev.out);
   EXPECT_EQ(acc.value("epoch", 0), final_line.value("best_epoch", -1));
@@ -192,7 +192,7 @@ TEST(CliE2E, CoraPreprocessTrainEvalExport) {
   EXPECT_EQ(acc.value("val_count", 0), 500);
   EXPECT_EQ(acc.value("test_count", 0), 1000);
   EXPECT_DOUBLE_EQ(acc.value("test_acc", -1.0), final_line.value("test_acc", -2.0));
-  const Result last = Foresight("eval " + Quote(data) + " --checkpoint " + Quote(ckpt) + " --last");
+  const Result last = Foresight("eval " + Quote(data) + " --checkpoint " + Quote(ckpt) + " --last --json");
   ASSERT_EQ(last.code, 0) << last.err;
   EXPECT_EQ(nlohmann::json::parse(last.out).value("epoch", 0), 3);
 

@@ -263,8 +263,8 @@ TEST(ConfigFile, SyntaxErrorsAndFiles) {
   EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("s.toml")), dir.File("s.toml"), "TOML syntax error");
   testing::WriteFile(dir.File("list.yaml"), "- epochs\n- 3\n");
   EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("list.yaml")), "expected a mapping");
-  testing::WriteFile(dir.File("c.json"), "{}");
-  EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("c.json")), "c.json", ".yaml, .yml or .toml");
+  testing::WriteFile(dir.File("c.ini"), "{}");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("c.ini")), "c.ini", ".yaml, .yml, .json or .toml");
   EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("absent.yaml")), "absent.yaml");
   testing::WriteFile(dir.File("dup.yaml"), "batch_size: 3\nbatch-size: 4\n");
   EXPECT_ERROR_CONTAINS(ReadConfigFile(dir.File("dup.yaml")), "key 'batch-size' is given twice");

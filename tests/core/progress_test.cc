@@ -121,6 +121,26 @@ TEST(Progress, PlainModeThrottles) {
   EXPECT_EQ(lines[0].rfind("scan: 1000 it in ", 0), 0u) << lines[0];
 }
 
+TEST(Progress, FinishLinePrintsTheCallersLineAsGiven) {
+  FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    ProgressOptions opt;
+    opt.sink = f;
+    opt.mode = ProgressOptions::Mode::kPlain;
+    opt.plain_interval_s = 3600;
+    Progress p("epoch 1/2", 4, opt);
+    for (int i = 0; i < 4; ++i) p.Advance();
+    p.FinishLine("epoch 1/2: 4 batch in 8.00s");
+    p.FinishLine("twice");
+    p.Finish("and once more");
+  }
+  const auto lines = Lines(Contents(f));
+  std::fclose(f);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "epoch 1/2: 4 batch in 8.00s");
+}
+
 TEST(Progress, TerminalModeRedrawsOneLine) {
   FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);

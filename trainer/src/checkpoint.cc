@@ -114,7 +114,9 @@ Status LoadInto(const std::string& path, Tensor* dst) {
     return Status::OK();
   }
   if (t.shape() != dst->shape() || t.dtype() != dst->dtype()) {
-    return DataLoss(path + ": holds " + t.ToString() + " but the model expects " + dst->ToString());
+    return DataLoss(path + ": holds an array of " + DTypeName(t.dtype()) + " with shape " +
+                    ShapeToString(t.shape()) + " but the model expects " + DTypeName(dst->dtype()) +
+                    " with shape " + ShapeToString(dst->shape()));
   }
   return dst->CopyFrom(t);
 }

@@ -156,13 +156,17 @@ Status Export(const InferenceOptions& options, const std::string& output_dir) {
     });
     FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/probabilities.npy", probs));
   }
+  // Always written, so a consumer maps rows to input ids the same way for
+  // every dataset: a dataset that kept the input's ids maps row i to id i.
+  const std::string path = output_dir + "/original_ids.npy";
   const Tensor& original = l.data.dataset->original_ids();
   if (original.defined()) {
-    const std::string path = output_dir + "/original_ids.npy";
-    FS_RETURN_IF_ERROR(original.dim() == 2 ? storage::SaveNpyBytes(path, original)
-                                           : storage::SaveNpy(path, original));
+    return original.dim() == 2 ? storage::SaveNpyBytes(path, original) : storage::SaveNpy(path, original);
   }
-  return Status::OK();
+  Tensor identity = Tensor::Empty({l.data.dataset->num_nodes()}, DType::kI64);
+  int64_t* ids = identity.data<int64_t>();
+  for (int64_t i = 0; i < identity.numel(); ++i) ids[i] = i;
+  return storage::SaveNpy(path, identity);
 }
 
 }  // namespace foresight::trainer

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "foresight/core/logging.h"
+
 namespace foresight::trainer::internal {
 
 namespace {
@@ -32,15 +34,22 @@ std::string PhaseShares(const EpochMetrics& m) {
   return out;
 }
 
-// "cache 83% hits, 12.3 MiB read" for an epoch that read rows; "" else.
+// "cache 83% hits, 12.3 MiB read" for an epoch that read rows through a
+// cache; "12.3 MiB read" without a cache (there are no hits to count); ""
+// for an epoch that read no rows.
 std::string CacheSummary(const EpochMetrics& m) {
   if (m.rows_requested == 0) return "";
+  const double mib = static_cast<double>(m.bytes_read) / (1 << 20);
+  const std::string read = mib >= 1024 ? Fixed("%.2f GiB read", mib / 1024) : Fixed("%.1f MiB read", mib);
+  if (m.cache_bytes == 0) return read;
   const double requested = static_cast<double>(m.cache_hits + m.cache_misses);
   const double hits = requested > 0 ? 100.0 * static_cast<double>(m.cache_hits) / requested : 0.0;
-  const double mib = static_cast<double>(m.bytes_read) / (1 << 20);
-  return "cache " + Fixed("%.0f%%", hits) + " hits, " +
-         (mib >= 1024 ? Fixed("%.2f GiB read", mib / 1024) : Fixed("%.1f MiB read", mib));
+  return "cache " + Fixed("%.0f%%", hits) + " hits, " + read;
 }
+
+// "4.76s" below 100 s (as precise as the metrics file's seconds read), else
+// "12m34s".
+std::string Seconds(double s) { return s < 100 ? Fixed("%.2fs", s) : FormatDuration(s); }
 
 }  // namespace
 
@@ -80,17 +89,39 @@ std::string EpochSummary(const EpochMetrics& m) {
     const std::string phases = PhaseShares(m);
     if (!phases.empty()) s += " | " + phases;
   }
-  return s + " | eval " + Fixed("%.2fs", m.eval_seconds);
+  return s + " | eval " + Seconds(m.eval_seconds);
+}
+
+std::string EpochLine(const std::string& label, int64_t batches, const EpochMetrics& m) {
+  const double rate = m.epoch_seconds > 0 ? static_cast<double>(batches) / m.epoch_seconds : 0.0;
+  return label + ": " + std::to_string(batches) + " batch in " + Seconds(m.epoch_seconds) + " (" +
+         FormatRate(rate, "batch") + ") | " + EpochSummary(m);
+}
+
+void ProgressReporter::OnResume(int epochs_done, const std::string& checkpoint_dir) {
+  if (!ProgressEnabled() || options_.quiet) return;
+  const std::string line = "resuming from epoch " + std::to_string(epochs_done + 1) + " of " +
+                           std::to_string(total_epochs_) + ": " + std::to_string(epochs_done) +
+                           (epochs_done == 1 ? " epoch" : " epochs") + " done in " + checkpoint_dir;
+  if (options_.sink != nullptr && options_.sink != stderr) {
+    std::fprintf(options_.sink, "%s\n", line.c_str());
+    std::fflush(options_.sink);
+  } else {
+    LogLine(LogLevel::kInfo, line);
+  }
+}
+
+std::string ProgressReporter::Label(int epoch) const {
+  return "epoch " + std::to_string(epoch) + "/" + std::to_string(total_epochs_);
 }
 
 void ProgressReporter::StartEpoch(int epoch, int64_t num_batches) {
   epoch_ = epoch;
   loss_sum_ = 0;
   batches_ = 0;
-  ProgressOptions options;
+  ProgressOptions options = options_;
   options.unit = "batch";
-  bar_ = std::make_unique<Progress>("epoch " + std::to_string(epoch) + "/" + std::to_string(total_epochs_),
-                                    num_batches, options);
+  bar_ = std::make_unique<Progress>(Label(epoch), num_batches, options);
 }
 
 void ProgressReporter::OnStages(const std::vector<std::pair<std::string, StageSeconds>>& stages) {
@@ -108,7 +139,9 @@ void ProgressReporter::OnBatch(int epoch, int64_t, int64_t num_batches, double l
 
 void ProgressReporter::OnEpoch(const EpochMetrics& m) {
   if (bar_ == nullptr || m.epoch != epoch_) StartEpoch(m.epoch, 0);  // an epoch without batches
-  bar_->Finish(EpochSummary(m));
+  // The bar's clock starts at the first batch and stops after evaluation
+  // and the checkpoint; the metrics' epoch_seconds is the training time.
+  bar_->FinishLine(EpochLine(Label(m.epoch), batches_, m));
   bar_.reset();
   bottleneck_.clear();
 }

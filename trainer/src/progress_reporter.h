@@ -3,7 +3,9 @@
 // gives no observers of its own: during an epoch a status line (batches
 // done, rate, ETA, running loss, the pipeline's bottleneck stage), ending
 // in a summary line with the epoch's loss, accuracies, rate, cache hits and
-// bytes read, and where the time went. Private to the trainer.
+// bytes read, and where the time went. Every time and rate on the summary
+// line is the metrics file's (EpochMetrics), never a clock of its own.
+// Private to the trainer.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,12 @@ namespace foresight::trainer::internal {
 
 class ProgressReporter {
  public:
-  explicit ProgressReporter(int total_epochs) : total_epochs_(total_epochs) {}
+  // options: where lines go (tests pass a sink); the unit is always "batch".
+  explicit ProgressReporter(int total_epochs, ProgressOptions options = {})
+      : total_epochs_(total_epochs), options_(std::move(options)) {}
+  // A run resumed from a checkpoint: says which epoch training goes on from
+  // ("resuming from epoch K+1 of N: K done in DIR"), once, before the first.
+  void OnResume(int epochs_done, const std::string& checkpoint_dir);
   // The epoch's stage times so far; the next OnBatch shows the busiest.
   void OnStages(const std::vector<std::pair<std::string, StageSeconds>>& stages);
   // epoch counts from 1, as in TrainCallbacks.
@@ -28,8 +35,10 @@ class ProgressReporter {
 
  private:
   void StartEpoch(int epoch, int64_t num_batches);
+  std::string Label(int epoch) const;  // "epoch 3/10"
 
   const int total_epochs_;
+  const ProgressOptions options_;
   int epoch_ = -1;
   double loss_sum_ = 0;
   int64_t batches_ = 0;
@@ -50,5 +59,10 @@ std::string DescribeBottleneck(const std::vector<std::pair<std::string, StageSec
 // each phase's share of the training time ("| sample 12% gather 30% ..."),
 // then "| eval 1.23s".
 std::string EpochSummary(const EpochMetrics& m);
+
+// The epoch's final line: "<label>: <batches> batch in <epoch_seconds>
+// (<batches / epoch_seconds> batch/s) | <EpochSummary>", the training time
+// and rate being the metrics' (evaluation excluded; it follows as "eval").
+std::string EpochLine(const std::string& label, int64_t batches, const EpochMetrics& m);
 
 }  // namespace foresight::trainer::internal

@@ -134,6 +134,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   // the built-in progress display (a caller with observers draws its own).
   const bool own_display = options.progress && !callbacks.on_batch && !callbacks.on_epoch;
   internal::ProgressReporter reporter(options.epochs);
+  if (options.resume && own_display) reporter.OnResume(state.epoch, options.checkpoint_dir);
   TrainCallbacks observers;
   observers.on_batch = [&](int epoch, int64_t batch, int64_t num_batches, double loss) {
     if (own_display) reporter.OnBatch(epoch, batch, num_batches, loss);

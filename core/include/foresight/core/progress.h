@@ -69,6 +69,10 @@ class Progress {
   // Prints the final line "<label>: <done> <unit> in <time> (<rate>) | <summary>"
   // and removes the status line. Later calls do nothing.
   void Finish(const std::string& summary);
+  // Prints `line` as the final line, as given, and removes the status line:
+  // for a caller whose own clock and counts must be what the line says
+  // (the trainer's epoch line quotes its metrics). Later calls do nothing.
+  void FinishLine(const std::string& line);
 
   int64_t done() const { return done_.load(std::memory_order_relaxed); }
 

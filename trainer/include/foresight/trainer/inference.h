@@ -54,8 +54,8 @@ Status Evaluate(const InferenceOptions& options, EvaluationResult* out);
 //                  layer's representation; the features for a 1-layer model),
 // predictions.npy  i64 [N]: argmax of the logits (first max wins),
 // logits.npy / probabilities.npy when asked, and
-// original_ids.npy when the dataset has one, so row i maps back to the
-// original id of node i.
+// original_ids.npy always, so row i maps back to the input's id of node i
+// (the dataset's original_ids.npy, or i64 0..N-1 when ids were kept).
 Status Export(const InferenceOptions& options, const std::string& output_dir);
 
 }  // namespace foresight::trainer

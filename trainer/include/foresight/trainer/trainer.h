@@ -45,6 +45,9 @@ struct EpochMetrics {
   // there), store device bytes after alignment; the cache's initial fill
   // counts in the first epoch. Zero in full-graph mode.
   int64_t cache_hits = 0, cache_misses = 0, bytes_read = 0, bytes_written = 0;
+  // The feature cache's capacity (0 = no cache: rows come straight from the
+  // store and hits mean nothing). For the display; not in the metrics file.
+  int64_t cache_bytes = 0;
   // Distinct input rows the epoch's batches asked for (= hits + misses).
   int64_t rows_requested = 0;
   // Mini-batch training: per pipeline stage in order (sample, plan, read,
