@@ -69,9 +69,6 @@ Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* mod
   if (state->stopped_early || state->epoch >= o.epochs) {
     FS_LOG(INFO) << "resume: the run in " << o.checkpoint_dir << " has finished (" << state->epoch << " epochs"
                  << (state->stopped_early ? ", stopped early" : "") << "); nothing to train";
-  } else {
-    FS_LOG(INFO) << "resume: continuing from the checkpoint of epoch " << state->epoch << " in "
-                 << o.checkpoint_dir;
   }
   return Status::OK();
 }
@@ -134,7 +131,16 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   // the built-in progress display (a caller with observers draws its own).
   const bool own_display = options.progress && !callbacks.on_batch && !callbacks.on_epoch;
   internal::ProgressReporter reporter(options.epochs);
-  if (options.resume && own_display) reporter.OnResume(state.epoch, options.checkpoint_dir);
+  // One line says where a resumed run continues: the progress display's, or
+  // the log's for callers that draw their own.
+  if (resumed && !state.stopped_early && state.epoch < options.epochs) {
+    if (own_display) {
+      reporter.OnResume(state.epoch, options.checkpoint_dir);
+    } else {
+      FS_LOG(INFO) << "resume: continuing from the checkpoint of epoch " << state.epoch << " in "
+                   << options.checkpoint_dir;
+    }
+  }
   TrainCallbacks observers;
   observers.on_batch = [&](int epoch, int64_t batch, int64_t num_batches, double loss) {
     if (own_display) reporter.OnBatch(epoch, batch, num_batches, loss);
