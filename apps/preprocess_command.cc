@@ -53,7 +53,7 @@ class PreprocessCommand : public Command {
     app->add_flag("--allow-empty-edges", o.allow_empty_edges,
                   "edgelist: accept an edge file without edges");
     app->add_flag("--allow-isolated-nodes", o.allow_isolated_nodes,
-                  "edgelist: keep labelled nodes that no edge names, as isolated nodes");
+                  "edgelist: keep nodes that only the label (or string-id feature) file names, as isolated nodes");
     app->add_option("--ids", ids_, "edgelist: node id kind (default: int)")->type_name("int|string");
     app->add_flag("--undirected", o.undirected, "Add v -> u for every u -> v");
     app->add_flag("--keep-self-loops", o.keep_self_loops, "Keep u -> u edges");
