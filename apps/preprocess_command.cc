@@ -51,7 +51,7 @@ class PreprocessCommand : public Command {
     app->add_flag("--no-header", no_header_, "edgelist: no header line: read every line as data")
         ->excludes(header);
     app->add_flag("--allow-empty-edges", o.allow_empty_edges,
-                  "edgelist: accept an edge file without edges");
+                  "Accept an edge file (linqs: a cites file) without edges");
     app->add_flag("--allow-isolated-nodes", o.allow_isolated_nodes,
                   "edgelist: keep nodes that only the label (or string-id feature) file names, as isolated nodes");
     app->add_option("--ids", ids_, "edgelist: node id kind (default: int)")->type_name("int|string");

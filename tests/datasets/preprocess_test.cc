@@ -572,6 +572,19 @@ TEST_F(PreprocessTest, EmptyEdgeFileIsRefusedUnlessAllowed) {
   EXPECT_EQ(ds->num_edges(), 0);
 }
 
+TEST_F(PreprocessTest, LinqsEmptyCitesAreRefusedUnlessAllowed) {
+  PreprocessOptions o = Options(InputFormat::kLinqs);
+  o.input = Linqs(kContent, "# no citations\n");
+  ExpectFails(o, {"x.cites: no citations (its 1 lines are blank or comments)", "--allow-empty-edges"});
+  o.allow_empty_edges = true;
+  auto ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->num_nodes(), 3);
+  EXPECT_EQ(ds->num_edges(), 0);
+  // LINQS class names reach the manifest too.
+  EXPECT_EQ(ds->manifest().class_names, (std::vector<std::string>{"A", "B"}));
+}
+
 TEST_F(PreprocessTest, EmptyOrUnlabelledLabelFileIsRefused) {
   PreprocessOptions o = Options(InputFormat::kEdgeList);
   o.edges = Write("e.txt", "0 1\n1 2\n");

@@ -83,8 +83,9 @@ struct PreprocessOptions {
   // (id, id_1, node, source, target, label, class...) is a header. Each
   // decision is logged with the line. Default: kAuto.
   HeaderMode header = HeaderMode::kAuto;
-  // --allow-empty-edges: accept an edge file without edges (nodes then come
-  // only from features / labels). Default: false (refused with the file).
+  // --allow-empty-edges: accept an edge file (or a linqs *.cites file)
+  // without edges; nodes then come only from features / labels / content.
+  // Default: false (refused with the file).
   bool allow_empty_edges = false;
   // --allow-isolated-nodes: accept label (or string-id feature) rows for
   // node ids that no edge names, keeping them as isolated nodes. Default:
