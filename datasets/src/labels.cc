@@ -136,9 +136,8 @@ Status ReadTextLabels(Job* job, const std::string& path, int64_t n, LabelFileInf
       return HeaderVerdict::Data();
     }
     // Ids may be any token: only the label's type, or the names, can tell.
-    const bool first_int = IsIntLabel(first[l.label]);
-    if (first_int || o.class_names) return HeaderVerdict::Data();
-    if (second != nullptr && second->size() == first.size() && IsIntLabel((*second)[l.label])) {
+    if (IsIntLabel(first[l.label])) return HeaderVerdict::Data();
+    if (!o.class_names && second != nullptr && second->size() == first.size() && IsIntLabel((*second)[l.label])) {
       return HeaderVerdict::Header("its label " + Quote(first[l.label]) + " is not an integer, unlike the next line's");
     }
     if ((l.id >= 0 && IsIdColumnName(first[l.id])) || IsLabelColumnName(first[l.label])) {

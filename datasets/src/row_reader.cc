@@ -44,8 +44,8 @@ bool IsIdColumnName(std::string_view s) {
 
 bool IsLabelColumnName(std::string_view s) {
   const std::string n = StripNumber(s);
-  return OneOf(n, {"label", "labels", "class", "target", "category", "y"}) || EndsWithStr(n, "_label") ||
-         EndsWithStr(n, "_class") || EndsWithStr(n, "_target");
+  return OneOf(n, {"label", "labels", "class", "target", "category", "type", "y"}) || EndsWithStr(n, "_label") ||
+         EndsWithStr(n, "_class") || EndsWithStr(n, "_target") || EndsWithStr(n, "_type");
 }
 
 RowReader::RowReader(std::unique_ptr<LineReader> lines, RowReaderOptions options)

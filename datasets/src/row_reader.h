@@ -115,8 +115,8 @@ class RowReader {
 // case and with an optional number ("id_1", "node2"). Used where ids may be
 // arbitrary strings, so a header cannot be told from data by its type.
 bool IsIdColumnName(std::string_view s);
-// The same for label columns: label, labels, class, target, category, y
-// (and names ending in _label, _class, _target).
+// The same for label columns: label, labels, class, target, category,
+// type, y (and names ending in _label, _class, _target, _type).
 bool IsLabelColumnName(std::string_view s);
 
 }  // namespace foresight::datasets::internal

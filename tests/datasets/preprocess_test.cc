@@ -547,6 +547,22 @@ TEST_F(PreprocessTest, ClassNameLabels) {
   ExpectFails(o, {"mixed.csv:3: label 'other' is not an integer >= -1", "--class-names"});
   o.labels = Write("empty_first.csv", "0,\n1,0\n");
   ExpectFails(o, {"empty_first.csv:1: empty label"});
+  // One class name per row under a conventional column name: a header.
+  o.output = Path("out_rows");
+  o.labels = Write("rows.csv", "page_type\ntvshow\ncompany\ntvshow\npolitician\n");
+  auto rows = Run(o);
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->manifest().class_names, (std::vector<std::string>{"company", "politician", "tvshow"}));
+  EXPECT_EQ(Ints(rows->labels()), (std::vector<int64_t>{2, 0, 2, 1}));
+  // String ids and --class-names: the header is still told by its names.
+  o.output = Path("out_strings");
+  o.ids = IdKind::kString;
+  o.class_names = true;
+  o.labels = Write("named.csv", "node,label\n0,7\n3,x\n");
+  auto strings = Run(o);
+  ASSERT_NE(strings, nullptr);
+  EXPECT_EQ(strings->manifest().class_names, (std::vector<std::string>{"7", "x"}));
+  EXPECT_EQ(Ints(strings->labels()), (std::vector<int64_t>{0, -1, -1, 1}));
 }
 
 // ---- Empty and inconsistent input (issue 18 item 4) ----

@@ -88,8 +88,9 @@ struct PreprocessOptions {
   // Default: false (refused with the file).
   bool allow_empty_edges = false;
   // --allow-isolated-nodes: accept label (or string-id feature) rows for
-  // node ids that no edge names, keeping them as isolated nodes. Default:
-  // false (refused with the file and line). Per-row label / feature files
+  // nodes no edge names (int ids: above the largest id an edge names),
+  // keeping them as isolated nodes. Default: false (refused with the file
+  // and the line). Per-row label / feature files
   // (no id column) define the node count and may always leave nodes
   // without edges.
   bool allow_isolated_nodes = false;
