@@ -51,7 +51,7 @@ std::string Resolve(const ColumnSpec& spec, size_t columns, const Row* header, i
         return "";
       }
     }
-    return std::string("no column named ") + Quote(spec.text) + " (" + spec.flag + "); the header has " +
+    return std::string("no column named ") + Quote(spec.text) + " (" + spec.flag + "); the first line has " +
            Join(*header);
   }
   int64_t j = -1;

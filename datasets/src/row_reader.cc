@@ -33,6 +33,13 @@ bool EndsWithStr(const std::string& s, const std::string& suffix) {
   return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Spreadsheet exports often open with a UTF-8 byte order mark; it is no
+// part of the first field.
+std::string_view DropBom(std::string_view line, int64_t line_number) {
+  if (line_number == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+  return line;
+}
+
 }  // namespace
 
 bool IsIdColumnName(std::string_view s) {
@@ -65,6 +72,7 @@ Status RowReader::Error(const std::string& reason) const {
 bool RowReader::ReadAhead(Pending* into) {
   std::string_view line;
   while (lines_->Next(&line)) {
+    line = DropBom(line, lines_->line_number());
     if (IsBlankOrComment(line)) continue;
     into->text.assign(line.data(), line.size());
     into->line = lines_->line_number();
@@ -129,6 +137,7 @@ bool RowReader::Next() {
   if (!status_.ok()) return false;
   std::string_view line;
   while (lines_->Next(&line)) {
+    line = DropBom(line, lines_->line_number());
     if (IsBlankOrComment(line)) continue;
     line_ = lines_->line_number();
     if (delim_ == Delimiter::kAuto) {

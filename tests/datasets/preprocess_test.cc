@@ -426,6 +426,17 @@ TEST_F(PreprocessTest, MusaeFacebookWithFlagsAlone) {
                   "--label-column NAME|INDEX"});
   o.label_column = "page_kind";
   ExpectFails(o, {"musae_facebook_target.csv:1: no column named 'page_kind'", "'page_type'"});
+  // A byte order mark (spreadsheet exports) is no part of the first name.
+  o.output = Path("out_bom");
+  o.labels = Write("bom.csv", "\xEF\xBB\xBFid,page_type\n0,tvshow\n1,company\n2,tvshow\n3,tvshow\n4,company\n");
+  o.label_column = "page_type";
+  o.id_column = "id";
+  auto bom = Run(o);
+  ASSERT_NE(bom, nullptr);
+  EXPECT_EQ(Ints(bom->labels()), (std::vector<int64_t>{1, 0, 1, 1, 0}));
+  o.output = Path("out_bad");
+  o.id_column = "";
+  o.labels = Path("musae_facebook_target.csv");
   o.label_column = "7";
   ExpectFails(o, {"musae_facebook_target.csv:2: --label-column 7 is not a column of this 4-column file"});
 }
