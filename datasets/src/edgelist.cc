@@ -118,7 +118,9 @@ HeaderVerdict EdgeHeaderTest(bool string_ids, const Row& first, const Row* secon
   if (second != nullptr && second->size() == 2 && ParseInt64((*second)[0], &x) && ParseInt64((*second)[1], &x)) {
     return HeaderVerdict::Header("its ids are not integers, unlike the next line's");
   }
-  if (IsIdColumnName(first[0]) && IsIdColumnName(first[1])) return HeaderVerdict::Header("it holds conventional column names");
+  if (IsIdColumnName(first[0]) && IsIdColumnName(first[1])) {
+    return HeaderVerdict::Header("it holds conventional column names");
+  }
   return HeaderVerdict::Data("with --ids string a header cannot be told from an edge of string ids");
 }
 

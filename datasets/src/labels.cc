@@ -96,6 +96,50 @@ std::string ResolveLayout(const ColumnSpec& id, const ColumnSpec& label, size_t 
   return "";
 }
 
+// Whether the first row of a label file is a header (row_reader.h).
+HeaderVerdict LabelHeaderTest(const ColumnSpec& id_spec, const ColumnSpec& label_spec, bool string_ids,
+                              bool class_names, const Row& first, const Row* second) {
+  if (id_spec.by_name() || label_spec.by_name()) {
+    Layout l;
+    const std::string e = ResolveLayout(id_spec, label_spec, first.size(), &first, &l);
+    if (!e.empty()) return HeaderVerdict::Fail(e);
+    return HeaderVerdict::Header("it holds the column names given to --label-column / --id-column");
+  }
+  Layout l;
+  if (!ResolveLayout(id_spec, label_spec, first.size(), nullptr, &l).empty()) {
+    // No label column yet (a wide file without --label-column): the id
+    // column alone decides, so the error on the next row can list the
+    // header's names.
+    int64_t id = 0, v;
+    if (!id_spec.text.empty() &&
+        (!ParseInt64(id_spec.text, &id) || id < 0 || id >= static_cast<int64_t>(first.size()))) {
+      return HeaderVerdict::Data();
+    }
+    const std::string_view token = first[static_cast<size_t>(id)];
+    if (string_ids ? IsIdColumnName(token) : !ParseInt64(token, &v)) {
+      return HeaderVerdict::Header("its node id " + Quote(token) + " is " +
+                                   (string_ids ? "a column name" : "not an integer"));
+    }
+    return HeaderVerdict::Data();  // the layout error is reported on this row
+  }
+  if (l.id >= 0 && !string_ids) {
+    int64_t v;
+    if (!ParseInt64(first[l.id], &v)) {
+      return HeaderVerdict::Header("its node id " + Quote(first[l.id]) + " is not an integer");
+    }
+    return HeaderVerdict::Data();
+  }
+  // Ids may be any token: only the label's type, or the names, can tell.
+  if (IsIntLabel(first[l.label])) return HeaderVerdict::Data();
+  if (!class_names && second != nullptr && second->size() == first.size() && IsIntLabel((*second)[l.label])) {
+    return HeaderVerdict::Header("its label " + Quote(first[l.label]) + " is not an integer, unlike the next line's");
+  }
+  if ((l.id >= 0 && IsIdColumnName(first[l.id])) || IsLabelColumnName(first[l.label])) {
+    return HeaderVerdict::Header("it holds conventional column names");
+  }
+  return HeaderVerdict::Data("its label " + Quote(first[l.label]) + " may be a class name, not a column name");
+}
+
 }  // namespace
 
 Status ReadTextLabels(Job* job, const std::string& path, int64_t n, LabelFileInfo* info) {
@@ -107,43 +151,8 @@ Status ReadTextLabels(Job* job, const std::string& path, int64_t n, LabelFileInf
   RowReaderOptions ro;
   ro.header = o.header;
   ro.role = "label file";
-  ro.test = [&](const Row& first, const Row* second) -> HeaderVerdict {
-    if (id_spec.by_name() || label_spec.by_name()) {
-      Layout l;
-      const std::string e = ResolveLayout(id_spec, label_spec, first.size(), &first, &l);
-      if (!e.empty()) return HeaderVerdict::Fail(e);
-      return HeaderVerdict::Header("it holds the column names given to --label-column / --id-column");
-    }
-    Layout l;
-    if (!ResolveLayout(id_spec, label_spec, first.size(), nullptr, &l).empty()) {
-      // No label column yet (a wide file without --label-column): the id
-      // column alone decides, so the error on the next row can list the
-      // header's names.
-      int64_t id = 0, v;
-      if (!id_spec.text.empty() && (!ParseInt64(id_spec.text, &id) || id < 0 || id >= static_cast<int64_t>(first.size()))) {
-        return HeaderVerdict::Data();
-      }
-      const std::string_view token = first[static_cast<size_t>(id)];
-      if (string_ids ? IsIdColumnName(token) : !ParseInt64(token, &v)) {
-        return HeaderVerdict::Header("its node id " + Quote(token) + " is " +
-                                     (string_ids ? "a column name" : "not an integer"));
-      }
-      return HeaderVerdict::Data();  // the layout error is reported on this row
-    }
-    if (l.id >= 0 && !string_ids) {
-      int64_t v;
-      if (!ParseInt64(first[l.id], &v)) return HeaderVerdict::Header("its node id " + Quote(first[l.id]) + " is not an integer");
-      return HeaderVerdict::Data();
-    }
-    // Ids may be any token: only the label's type, or the names, can tell.
-    if (IsIntLabel(first[l.label])) return HeaderVerdict::Data();
-    if (!o.class_names && second != nullptr && second->size() == first.size() && IsIntLabel((*second)[l.label])) {
-      return HeaderVerdict::Header("its label " + Quote(first[l.label]) + " is not an integer, unlike the next line's");
-    }
-    if ((l.id >= 0 && IsIdColumnName(first[l.id])) || IsLabelColumnName(first[l.label])) {
-      return HeaderVerdict::Header("it holds conventional column names");
-    }
-    return HeaderVerdict::Data("its label " + Quote(first[l.label]) + " may be a class name, not a column name");
+  ro.test = [&](const Row& first, const Row* second) {
+    return LabelHeaderTest(id_spec, label_spec, string_ids, o.class_names, first, second);
   };
   FS_ASSIGN_OR_RETURN(auto r, RowReader::Open(path, std::move(ro)));
 
@@ -159,7 +168,8 @@ Status ReadTextLabels(Job* job, const std::string& path, int64_t n, LabelFileInf
     const Row& f = r->fields();
     if (l.columns == 0) {
       Row header_row(r->header().begin(), r->header().end());
-      const std::string e = ResolveLayout(id_spec, label_spec, f.size(), r->header().empty() ? nullptr : &header_row, &l);
+      const std::string e =
+          ResolveLayout(id_spec, label_spec, f.size(), r->header().empty() ? nullptr : &header_row, &l);
       if (!e.empty()) return r->Error(e);
       if (string_ids && l.id < 0) {
         return r->Error("with --ids string, label rows need an id column (got 1 column)");

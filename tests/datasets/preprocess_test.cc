@@ -388,7 +388,8 @@ constexpr const char* kFacebookTarget =
     "2,144761358898518,\"Cabinet \"\"Office\"\", Ministry\",government\n"
     "3,568700043198473,Mark Bailey MP - Labor for Miller,politician\n"
     "4,1408935539376139,Acme Widgets,company\n";
-constexpr const char* kGitTarget = "id,name,ml_target\n0,Eiryyy,0\n1,shawflying,0\n2,JpMCarrilho,1\n3,SuhwanCha,0\n4,sunilangadi2,1\n";
+constexpr const char* kGitTarget =
+    "id,name,ml_target\n0,Eiryyy,0\n1,shawflying,0\n2,JpMCarrilho,1\n3,SuhwanCha,0\n4,sunilangadi2,1\n";
 
 TEST_F(PreprocessTest, MusaeFacebookWithFlagsAlone) {
   PreprocessOptions o = Options(InputFormat::kEdgeList);
