@@ -33,7 +33,27 @@ class PreprocessCommand : public Command {
         ->type_name("text|int32|int64");
     app->add_option("--features", o.features, "edgelist: features (.npy or text rows)")
         ->type_name("FILE");
-    app->add_option("--labels", o.labels, "edgelist: labels (.npy or text)")->type_name("FILE");
+    app->add_option("--labels", o.labels, "edgelist: labels (.npy or text: 'label', 'id label' or CSV rows)")
+        ->type_name("FILE");
+    app->add_option("--label-column", o.label_column,
+                    "edgelist: label file column of the label, by header name or 0-based index "
+                    "(default: the second of two columns)")
+        ->type_name("NAME|INDEX");
+    app->add_option("--id-column", o.id_column,
+                    "edgelist: label file column of the node id (default: the first)")
+        ->type_name("NAME|INDEX");
+    app->add_flag("--class-names", o.class_names,
+                  "edgelist: labels are class names even where they look like integers "
+                  "(default: names when the first label is not an integer)");
+    CLI::Option* header = app->add_flag("--header", header_,
+                                        "edgelist: edge and label files open with a header line "
+                                        "(default: detected, and logged)");
+    app->add_flag("--no-header", no_header_, "edgelist: no header line: read every line as data")
+        ->excludes(header);
+    app->add_flag("--allow-empty-edges", o.allow_empty_edges,
+                  "Accept an edge file (linqs: a cites file) without edges");
+    app->add_flag("--allow-isolated-nodes", o.allow_isolated_nodes,
+                  "edgelist: keep nodes that only the label (or string-id feature) file names, as isolated nodes");
     app->add_option("--ids", ids_, "edgelist: node id kind (default: int)")->type_name("int|string");
     app->add_flag("--undirected", o.undirected, "Add v -> u for every u -> v");
     app->add_flag("--keep-self-loops", o.keep_self_loops, "Keep u -> u edges");
@@ -70,6 +90,8 @@ class PreprocessCommand : public Command {
     if (!ids_.empty()) {
       FS_ASSIGN_OR_RETURN(options_.ids, datasets::ParseIdKind(ids_));
     }
+    if (header_) options_.header = datasets::HeaderMode::kPresent;
+    if (no_header_) options_.header = datasets::HeaderMode::kAbsent;
     if (!norm_.empty()) {
       FS_ASSIGN_OR_RETURN(options_.normalize_features, datasets::ParseFeatureNorm(norm_));
     }
@@ -97,6 +119,7 @@ class PreprocessCommand : public Command {
  private:
   datasets::PreprocessOptions options_;
   std::string format_, edge_dtype_, ids_, norm_, split_;
+  bool header_ = false, no_header_ = false;
   DatasetToolFlags tool_flags_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "foresight/datasets/tokenizer.h"
 #include "preprocess_internal.h"
+#include "row_reader.h"
 
 namespace foresight::datasets::internal {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 std::string Range(int64_t n) { return "[0, " + std::to_string(n) + ")"; }
 
 // Parses an integer node id of the current line; `n` < 0 when N is not known.
-Status ParseIntId(const LineReader& r, std::string_view field, int64_t n, int64_t* id) {
+Status ParseIntId(const RowReader& r, std::string_view field, int64_t n, int64_t* id) {
   if (!ParseInt64(field, id)) return r.Error("node id " + Quote(field) + " is not an integer");
   if (*id < 0 || (n >= 0 && *id >= n)) {
     return r.Error("id " + std::to_string(*id) + " out of range " + (n >= 0 ? Range(n) : "[0, 2^63)"));
@@ -21,16 +22,8 @@ Status ParseIntId(const LineReader& r, std::string_view field, int64_t n, int64_
   return Status::OK();
 }
 
-Status ParseLabel(const LineReader& r, std::string_view field, int64_t* label) {
-  if (!ParseInt64(field, label) || *label < -1) {
-    return r.Error("label " + Quote(field) + " is not an integer >= -1 (-1 = unlabelled)");
-  }
-  return Status::OK();
-}
-
-// Labels of int-id graphs. Per-row files set *per_row and size labels to
-// their row count; "id label" files grow labels to max id + 1.
-Status ReadIntLabels(Job* job, const std::string& path, int64_t n, bool* per_row) {
+// Labels of int-id graphs: .npy (one per row) or text (labels.cc).
+Status ReadIntLabels(Job* job, const std::string& path, int64_t n, LabelFileInfo* info) {
   auto& labels = job->labels;
   if (EndsWith(path, ".npy")) {
     FS_ASSIGN_OR_RETURN(Tensor t, storage::LoadNpy(path));
@@ -46,71 +39,18 @@ Status ReadIntLabels(Job* job, const std::string& path, int64_t n, bool* per_row
                                " is not >= -1 (-1 = unlabelled)");
       }
     }
-    *per_row = true;
+    info->per_row = true;
     return Status::OK();
   }
-  FS_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
-  std::vector<std::string_view> f;
-  std::string_view line;
-  size_t columns = 0;
-  std::vector<char> seen;
-  while (r->Next(&line)) {
-    if (IsBlankOrComment(line)) continue;
-    SplitFields(line, Delimiter::kAuto, &f);
-    if (columns == 0) {
-      if (f.size() != 1 && f.size() != 2) {
-        return r->Error("expected 1 column (label) or 2 columns (id label), got " + std::to_string(f.size()));
-      }
-      columns = f.size();
-    }
-    if (f.size() != columns) {
-      return r->Error("expected " + std::to_string(columns) + " columns, got " + std::to_string(f.size()));
-    }
-    int64_t label;
-    FS_RETURN_IF_ERROR(ParseLabel(*r, f.back(), &label));
-    if (columns == 1) {
-      labels.push_back(label);
-      continue;
-    }
-    int64_t id;
-    FS_RETURN_IF_ERROR(ParseIntId(*r, f[0], n, &id));
-    if (id >= static_cast<int64_t>(labels.size())) {
-      labels.resize(static_cast<size_t>(id) + 1, -1);
-      seen.resize(static_cast<size_t>(id) + 1, 0);
-    }
-    if (seen[id]) return r->Error("duplicate label for node " + std::to_string(id));
-    seen[id] = 1;
-    labels[id] = label;
-  }
-  FS_RETURN_IF_ERROR(r->status());
-  *per_row = columns == 1;
-  return Status::OK();
+  return ReadTextLabels(job, path, n, info);
 }
 
 Status ReadStringLabels(Job* job, const std::string& path) {
   if (EndsWith(path, ".npy")) {
     return InvalidArgument(path + ": with --ids string, labels must be text lines 'id label'");
   }
-  FS_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
-  std::vector<std::string_view> f;
-  std::string_view line;
-  std::vector<char> seen;
-  while (r->Next(&line)) {
-    if (IsBlankOrComment(line)) continue;
-    SplitFields(line, Delimiter::kAuto, &f);
-    if (f.size() != 2) return r->Error("expected 2 columns (id label), got " + std::to_string(f.size()));
-    int64_t label;
-    FS_RETURN_IF_ERROR(ParseLabel(*r, f[1], &label));
-    const int64_t id = job->ids.Intern(f[0]);
-    if (id >= static_cast<int64_t>(job->labels.size())) {
-      job->labels.resize(static_cast<size_t>(id) + 1, -1);
-      seen.resize(static_cast<size_t>(id) + 1, 0);
-    }
-    if (seen[id]) return r->Error("duplicate label for node " + Quote(f[0]));
-    seen[id] = 1;
-    job->labels[id] = label;
-  }
-  return r->status();
+  LabelFileInfo info;
+  return ReadTextLabels(job, path, -1, &info);
 }
 
 // Text rows "id f1 f2 ..." for string ids: buffered, then written in id order.
@@ -137,7 +77,11 @@ Status ReadStringFeatures(Job* job, const std::string& path) {
     if (static_cast<int64_t>(f.size()) != dim + 1) {
       return r->Error("expected " + std::to_string(dim + 1) + " columns, got " + std::to_string(f.size()));
     }
-    const int64_t id = job->ids.Intern(f[0]);
+    const int64_t id = job->opt->allow_isolated_nodes ? job->ids.Intern(f[0]) : job->ids.Find(f[0]);
+    if (id < 0) {
+      return r->Error("node " + Quote(f[0]) + " has a feature row but no edge names it; pass " +
+                      "--allow-isolated-nodes to keep such nodes as isolated nodes");
+    }
     if (id >= static_cast<int64_t>(row_of.size())) row_of.resize(static_cast<size_t>(id) + 1, -1);
     if (row_of[id] >= 0) return r->Error("duplicate feature row for node " + Quote(f[0]));
     row_of[id] = rows++;
@@ -163,21 +107,38 @@ Status ReadStringFeatures(Job* job, const std::string& path) {
   return Status::OK();
 }
 
+// Whether the first row of an edge file is a header ("id_1,id_2").
+HeaderVerdict EdgeHeaderTest(bool string_ids, const Row& first, const Row* second) {
+  if (first.size() != 2) return HeaderVerdict::Data();  // reported as a column-count error on its line
+  int64_t x;
+  const bool ints = ParseInt64(first[0], &x) || ParseInt64(first[1], &x);
+  if (ints) return HeaderVerdict::Data();
+  if (!string_ids) return HeaderVerdict::Header("its ids are not integers");
+  // With string ids any token may be a node: trust only a line of words
+  // above a line of integer ids, or conventional column names.
+  if (second != nullptr && second->size() == 2 && ParseInt64((*second)[0], &x) && ParseInt64((*second)[1], &x)) {
+    return HeaderVerdict::Header("its ids are not integers, unlike the next line's");
+  }
+  if (IsIdColumnName(first[0]) && IsIdColumnName(first[1])) {
+    return HeaderVerdict::Header("it holds conventional column names");
+  }
+  return HeaderVerdict::Data("with --ids string a header cannot be told from an edge of string ids");
+}
+
 Status ReadTextEdges(Job* job, const std::string& path, int64_t n) {
-  FS_ASSIGN_OR_RETURN(auto r, LineReader::Open(path));
-  std::vector<std::string_view> f;
-  std::string_view line;
-  Delimiter delim = Delimiter::kAuto;
-  while (r->Next(&line)) {
-    if (IsBlankOrComment(line)) continue;
-    if (delim == Delimiter::kAuto) {
-      // Ids hold no blanks, so tabs and spaces may mix; commas (CSV) may not.
-      delim = DetectDelimiter(line) == Delimiter::kComma ? Delimiter::kComma : Delimiter::kWhitespace;
-    }
-    SplitFields(line, delim, &f);
+  RowReaderOptions ro;
+  ro.header = job->opt->header;
+  ro.blanks_mix = true;
+  ro.role = "edge file";
+  const bool string_ids = job->string_ids;
+  ro.test = [string_ids](const Row& first, const Row* second) { return EdgeHeaderTest(string_ids, first, second); };
+  FS_ASSIGN_OR_RETURN(auto r, RowReader::Open(path, std::move(ro)));
+  if (!r->header().empty()) job->source["edge_file"] = {{"header", r->header()}};
+  while (r->Next()) {
+    const Row& f = r->fields();
     if (f.size() != 2) return r->Error("expected 2 columns, got " + std::to_string(f.size()));
     int64_t u, v;
-    if (job->string_ids) {
+    if (string_ids) {
       u = job->ids.Intern(f[0]);
       v = job->ids.Intern(f[1]);
     } else {
@@ -186,7 +147,15 @@ Status ReadTextEdges(Job* job, const std::string& path, int64_t n) {
     }
     FS_RETURN_IF_ERROR(job->builder->Add(u, v));
   }
-  return r->status();
+  FS_RETURN_IF_ERROR(r->status());
+  if (r->rows() == 0 && !job->opt->allow_empty_edges) {
+    return InvalidArgument(path + ": no edges (" +
+                           (r->lines_read() == 0 ? std::string("the file is empty")
+                                                 : "its " + std::to_string(r->lines_read()) +
+                                                       " lines are blank, comments or a header") +
+                           "); pass --allow-empty-edges for a graph without edges");
+  }
+  return Status::OK();
 }
 
 template <typename T>
@@ -233,6 +202,9 @@ Status ReadBinaryEdges(Job* job, const std::string& path, int64_t n) {
     have -= whole * pair;
     if (got == 0) break;
   }
+  if (total == 0 && !job->opt->allow_empty_edges) {
+    return InvalidArgument(path + ": no edges (the file is empty); pass --allow-empty-edges for a graph without edges");
+  }
   if (have != 0) {
     return InvalidArgument(path + ": data size " + std::to_string(total) + " bytes is not a multiple of " +
                            std::to_string(pair) + " (" + type + " src, dst pairs)");
@@ -248,6 +220,22 @@ Status ReadEdges(Job* job, int64_t n) {
     case EdgeDType::kInt64: return ReadBinaryEdges<int64_t>(job, path, n);
   }
   return Internal("bad edge dtype");
+}
+
+// A dataset needs nodes, and a label file that labels nothing (0 classes)
+// is a mistake: an unlabelled graph leaves out --labels.
+Status CheckNodesAndLabels(Job* job) {
+  const PreprocessOptions& o = *job->opt;
+  if (job->num_nodes == 0) {
+    return InvalidArgument("edgelist: 0 nodes: " + o.edges +
+                           " has no edges and no feature or label file gives a node count");
+  }
+  if (!o.labels.empty() &&
+      std::none_of(job->labels.begin(), job->labels.end(), [](int64_t l) { return l >= 0; })) {
+    return InvalidArgument(o.labels + ": no node has a label (every label is -1 = unlabelled, so 0 classes); " +
+                           "leave out --labels for an unlabelled graph");
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -271,7 +259,7 @@ Status ReadEdgeList(Job* job) {
     if (!o.features.empty()) FS_RETURN_IF_ERROR(ReadStringFeatures(job, o.features));
     job->num_nodes = job->ids.size();
     if (!job->labels.empty()) job->labels.resize(static_cast<size_t>(job->num_nodes), -1);
-    return Status::OK();
+    return CheckNodesAndLabels(job);
   }
 
   // Integer ids: N comes from features, else per-row labels, else the ids.
@@ -284,10 +272,11 @@ Status ReadEdgeList(Job* job) {
     n = *rows;
     n_from = BaseName(o.features);
   }
+  const bool n_from_features = n >= 0;
+  LabelFileInfo label_info;
   if (!o.labels.empty()) {
-    bool per_row = false;
-    FS_RETURN_IF_ERROR(ReadIntLabels(job, o.labels, n, &per_row));
-    if (per_row) {
+    FS_RETURN_IF_ERROR(ReadIntLabels(job, o.labels, n, &label_info));
+    if (label_info.per_row) {
       const int64_t rows = static_cast<int64_t>(job->labels.size());
       if (n >= 0 && rows != n) {
         return InvalidArgument(o.labels + ": " + std::to_string(rows) + " labels, but " + n_from + " has " +
@@ -297,10 +286,23 @@ Status ReadEdgeList(Job* job) {
     }
   }
   FS_RETURN_IF_ERROR(ReadEdges(job, n));
-  if (n < 0) n = std::max<int64_t>(job->builder->max_id() + 1, static_cast<int64_t>(job->labels.size()));
+  // "id label" rows define nodes only through their ids: an id past every
+  // edge's is most likely a label file of another graph (or another id
+  // space), so it is refused unless isolated nodes are intended.
+  const int64_t max_edge_id = job->builder->max_id();
+  if (!n_from_features && !label_info.per_row && label_info.max_id > max_edge_id && !o.allow_isolated_nodes) {
+    int64_t beyond = 0;
+    for (size_t i = static_cast<size_t>(max_edge_id + 1); i < label_info.seen.size(); ++i) beyond += label_info.seen[i];
+    return InvalidArgument(o.labels + ":" + std::to_string(label_info.max_id_line) + ": node " +
+                           std::to_string(label_info.max_id) + " has a label but no edge names it (" +
+                           std::to_string(beyond) + " labelled node" + (beyond == 1 ? "" : "s") + " above " +
+                           BaseName(o.edges) + "'s largest id " + std::to_string(max_edge_id) +
+                           "); pass --allow-isolated-nodes to keep such nodes as isolated nodes");
+  }
+  if (n < 0) n = std::max<int64_t>(max_edge_id + 1, static_cast<int64_t>(job->labels.size()));
   job->num_nodes = n;
   if (!job->labels.empty()) job->labels.resize(static_cast<size_t>(n), -1);
-  return Status::OK();
+  return CheckNodesAndLabels(job);
 }
 
 }  // namespace foresight::datasets::internal

@@ -106,8 +106,10 @@ Status ReadLinqs(Job* job) {
   // Cites: "<cited> <citing>" -> edge citing -> cited.
   FS_ASSIGN_OR_RETURN(auto cites, LineReader::Open(cites_path));
   std::vector<std::string> examples;
+  int64_t cite_rows = 0;
   while (cites->Next(&line)) {
     if (IsBlankOrComment(line)) continue;
+    ++cite_rows;
     SplitFields(line, Delimiter::kWhitespace, &fields);
     if (fields.size() != 2) {
       return cites->Error("expected 2 columns, got " + std::to_string(fields.size()));
@@ -124,6 +126,13 @@ Status ReadLinqs(Job* job) {
     FS_RETURN_IF_ERROR(job->builder->Add(citing, cited));
   }
   FS_RETURN_IF_ERROR(cites->status());
+  if (cite_rows == 0 && !job->opt->allow_empty_edges) {
+    return InvalidArgument(cites_path + ": no citations (" +
+                           (cites->line_number() == 0 ? std::string("the file is empty")
+                                                      : "its " + std::to_string(cites->line_number()) +
+                                                            " lines are blank or comments") +
+                           "); pass --allow-empty-edges for a graph without edges");
+  }
   if (job->dropped_missing > 0) {
     std::string ex;
     for (const auto& e : examples) ex += (ex.empty() ? "" : ", ") + e;

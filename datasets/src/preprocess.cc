@@ -77,8 +77,10 @@ Status ValidateOptions(const PreprocessOptions& o) {
     return InvalidArgument("--feature-dtype must be f32 or f16, got '" + o.feature_dtype + "'");
   }
   if (o.format != InputFormat::kEdgeList) {
-    if (!o.edges.empty() || !o.features.empty() || !o.labels.empty()) {
-      return InvalidArgument(std::string("--edges/--features/--labels apply to --format edgelist, not ") +
+    if (!o.edges.empty() || !o.features.empty() || !o.labels.empty() || !o.label_column.empty() ||
+        !o.id_column.empty() || o.class_names || o.header != HeaderMode::kAuto) {
+      return InvalidArgument(std::string("--edges/--features/--labels and the label file and header flags apply to "
+                                         "--format edgelist, not ") +
                              FormatName(o.format));
     }
   }
@@ -136,6 +138,13 @@ nlohmann::json OptionsJson(const PreprocessOptions& o) {
     static const char* kDType[] = {"text", "int32", "int64"};
     j["edge_dtype"] = kDType[static_cast<int>(o.edge_dtype)];
     j["ids"] = o.ids == IdKind::kString ? "string" : "int";
+    static const char* kHeader[] = {"auto", "present", "absent"};
+    j["header"] = kHeader[static_cast<int>(o.header)];
+    if (!o.label_column.empty()) j["label_column"] = o.label_column;
+    if (!o.id_column.empty()) j["id_column"] = o.id_column;
+    if (o.class_names) j["class_names"] = true;
+    if (o.allow_empty_edges) j["allow_empty_edges"] = true;
+    if (o.allow_isolated_nodes) j["allow_isolated_nodes"] = true;
   }
   if (!o.split_file.empty()) j["split_file"] = o.split_file;
   if (o.train_per_class > 0) j["train_per_class"] = o.train_per_class;
@@ -203,6 +212,7 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
   m.feature_dim = job.feature_dim;
   m.feature_dtype = job.feature_dtype;
   m.num_classes = num_classes;
+  m.class_names = ValidUtf8(nlohmann::json(job.class_names)).get<std::vector<std::string>>();
   m.id_map = job.string_ids ? storage::IdMap::kString : storage::IdMap::kNone;
   nlohmann::json& src = job.source;
   src["tool"] = "foresight preprocess";

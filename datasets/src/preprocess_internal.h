@@ -90,6 +90,19 @@ struct Job {
   void Warn(const std::string& text);
 };
 
+// What ReadTextLabels learnt that the checks after the edges need.
+struct LabelFileInfo {
+  bool per_row = false;     // no id column: row i labels node i
+  int64_t max_id = -1;      // int ids: the largest id labelled, and its line
+  int64_t max_id_line = 0;
+  std::vector<char> seen;   // [id] = 1 when a row labels node id
+};
+// Reads a text label file (label_column / id_column / class_names / header
+// options) into job->labels, and job->class_names for named classes. Int
+// ids are checked against `n` (< 0: not known yet); string ids must already
+// name nodes (edges read first) unless allow_isolated_nodes.
+Status ReadTextLabels(Job* job, const std::string& path, int64_t n, LabelFileInfo* info);
+
 // Format readers: fill the builder, features (features.npy), labels, ids.
 Status ReadLinqs(Job* job);
 Status ReadEdgeList(Job* job);

@@ -74,6 +74,64 @@ void SplitFields(std::string_view line, Delimiter delim, std::vector<std::string
   }
 }
 
+bool SplitQuotedFields(std::string_view line, Delimiter delim, std::vector<std::string_view>* fields,
+                       std::string* unquoted, std::string* error) {
+  if (delim == Delimiter::kAuto) delim = DetectDelimiter(line);
+  if (delim == Delimiter::kWhitespace || line.find('"') == std::string_view::npos) {
+    SplitFields(line, delim, fields);
+    return true;
+  }
+  fields->clear();
+  if (Trim(line).empty()) return true;
+  const char sep = delim == Delimiter::kComma ? ',' : '\t';
+  unquoted->clear();
+  unquoted->reserve(line.size());  // never reallocates below: earlier views stay valid
+  const size_t n = line.size();
+  size_t i = 0;
+  while (true) {
+    size_t b = i;
+    while (b < n && line[b] != sep && IsSpace(line[b])) ++b;
+    if (b < n && line[b] == '"') {
+      const size_t start = unquoted->size();
+      size_t k = b + 1;
+      while (true) {
+        if (k >= n) {
+          *error = "unterminated quoted field in column " + std::to_string(fields->size() + 1) +
+                   " (a quoted field must close on the same line)";
+          return false;
+        }
+        if (line[k] == '"') {
+          if (k + 1 < n && line[k + 1] == '"') {
+            unquoted->push_back('"');
+            k += 2;
+            continue;
+          }
+          ++k;
+          break;
+        }
+        unquoted->push_back(line[k++]);
+      }
+      fields->push_back(std::string_view(unquoted->data() + start, unquoted->size() - start));
+      while (k < n && line[k] != sep && IsSpace(line[k])) ++k;
+      if (k == n) return true;
+      if (line[k] != sep) {
+        *error = "text after the closing quote in column " + std::to_string(fields->size()) +
+                 " (write a quote inside a quoted field as \"\")";
+        return false;
+      }
+      i = k + 1;
+      continue;
+    }
+    const size_t e = line.find(sep, i);
+    if (e == std::string_view::npos) {
+      fields->push_back(Trim(line.substr(i)));
+      return true;
+    }
+    fields->push_back(Trim(line.substr(i, e - i)));
+    i = e + 1;
+  }
+}
+
 bool ParseInt64(std::string_view s, int64_t* out) {
   if (s.empty()) return false;
   const char* b = s.data();

@@ -70,6 +70,7 @@ json DatasetManifest::ToJson() const {
       {"partitions", partitions},
       {"source", source.is_null() ? json::object() : source},
   };
+  if (!class_names.empty()) j["class_names"] = class_names;
   return j;
 }
 
@@ -112,6 +113,17 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
     m.id_map = IdMap::kString;
   } else {
     return FieldError(origin, "id_map", "must be \"none\", \"int\" or \"string\", got \"" + s + "\"");
+  }
+  auto names = j.find("class_names");
+  if (names != j.end()) {
+    if (!names->is_array() || static_cast<int64_t>(names->size()) != m.num_classes) {
+      return FieldError(origin, "class_names",
+                        "must be a list of num_classes = " + std::to_string(m.num_classes) + " strings");
+    }
+    for (const json& n : *names) {
+      if (!n.is_string()) return FieldError(origin, "class_names", "must hold strings, got " + n.dump());
+      m.class_names.push_back(n.get<std::string>());
+    }
   }
   auto arrays = j.find("arrays");
   if (arrays == j.end() || !arrays->is_object()) return FieldError(origin, "arrays", "must be an object");

@@ -357,6 +357,8 @@ TEST_F(PreprocessTest, StringIdsRelabelInFirstAppearanceOrder) {
   o.labels = Write("l.txt", "carol 1\nbob 0\ndave 2\n");  // dave: isolated
   o.features = Write("f.csv", "dave,4,4\nalice,1,1\nbob,2,2\ncarol,3,3\n");
   o.split_file = Write("s.tsv", "dave\ttest\nbob\ttrain\n");
+  ExpectFails(o, {"l.txt:3: node 'dave' has a label but no edge names it", "--allow-isolated-nodes"});
+  o.allow_isolated_nodes = true;
   auto ds = Run(o);
   ASSERT_NE(ds, nullptr);
   EXPECT_EQ(Strings(ds->original_ids()), (std::vector<std::string>{"bob", "alice", "carol", "dave"}));
@@ -372,6 +374,275 @@ TEST_F(PreprocessTest, StringIdsRelabelInFirstAppearanceOrder) {
   o.output = Path("out2");
   o.features = Write("f2.csv", "alice,1,1\nbob,2,2\n");
   ExpectFails(o, {"f2.csv: no feature row for node 'carol'"});
+}
+
+// ---- Files as published: headers, wide CSV label tables, class names ----
+
+// MUSAE (Rozemberczki et al.) as distributed: an edge CSV with an "id_1,id_2"
+// header and a target CSV with a header, an id, a name that may hold quoted
+// commas and quotes, and a class name (Facebook) or an integer class
+// (GitHub). Both must preprocess with flags alone.
+constexpr const char* kMusaeEdges = "id_1,id_2\n0,1\n1,2\n2,3\n3,0\n4,0\n";
+constexpr const char* kFacebookTarget =
+    "id,facebook_id,page_name,page_type\n"
+    "0,145647315578475,The Voice of China 中国好声音,tvshow\n"
+    "1,191483281412,\"U.S. Consulate General Mumbai, India\",government\n"
+    "2,144761358898518,\"Cabinet \"\"Office\"\", Ministry\",government\n"
+    "3,568700043198473,Mark Bailey MP - Labor for Miller,politician\n"
+    "4,1408935539376139,Acme Widgets,company\n";
+constexpr const char* kGitTarget =
+    "id,name,ml_target\n0,Eiryyy,0\n1,shawflying,0\n2,JpMCarrilho,1\n3,SuhwanCha,0\n4,sunilangadi2,1\n";
+
+TEST_F(PreprocessTest, MusaeFacebookWithFlagsAlone) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("musae_facebook_edges.csv", kMusaeEdges);
+  o.labels = Write("musae_facebook_target.csv", kFacebookTarget);
+  o.label_column = "page_type";
+  o.undirected = true;
+  PreprocessReport report;
+  auto ds = Run(o, &report);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->num_nodes(), 5);
+  EXPECT_EQ(report.input_edges, 5);  // the header is no edge
+  EXPECT_EQ(ds->num_classes(), 4);
+  // Class ids in sorted name order.
+  EXPECT_EQ(ds->manifest().class_names,
+            (std::vector<std::string>{"company", "government", "politician", "tvshow"}));
+  EXPECT_EQ(Ints(ds->labels()), (std::vector<int64_t>{3, 1, 1, 2, 0}));
+  const nlohmann::json& src = ds->manifest().source;
+  EXPECT_EQ(src["edge_file"]["header"], (nlohmann::json{"id_1", "id_2"}));
+  EXPECT_EQ(src["label_file"]["label_column"], 3);
+  EXPECT_EQ(src["label_file"]["header"][2], "page_name");
+
+  // The same column by index, and the names survive a manifest round trip.
+  o.output = Path("out_index");
+  o.label_column = "3";
+  auto by_index = Run(o);
+  ASSERT_NE(by_index, nullptr);
+  EXPECT_EQ(Ints(by_index->labels()), Ints(ds->labels()));
+  EXPECT_EQ(by_index->manifest().class_names, ds->manifest().class_names);
+
+  // Without --label-column a 4-column file is refused with its columns.
+  o.output = Path("out_bad");
+  o.label_column = "";
+  ExpectFails(o, {"musae_facebook_target.csv:2: 4 columns ('id', 'facebook_id', 'page_name', 'page_type')",
+                  "--label-column NAME|INDEX"});
+  o.label_column = "page_kind";
+  ExpectFails(o, {"musae_facebook_target.csv:1: no column named 'page_kind'", "'page_type'"});
+  // A byte order mark (spreadsheet exports) is no part of the first name.
+  o.output = Path("out_bom");
+  o.labels = Write("bom.csv", "\xEF\xBB\xBFid,page_type\n0,tvshow\n1,company\n2,tvshow\n3,tvshow\n4,company\n");
+  o.label_column = "page_type";
+  o.id_column = "id";
+  auto bom = Run(o);
+  ASSERT_NE(bom, nullptr);
+  EXPECT_EQ(Ints(bom->labels()), (std::vector<int64_t>{1, 0, 1, 1, 0}));
+  o.output = Path("out_bad");
+  o.id_column = "";
+  o.labels = Path("musae_facebook_target.csv");
+  o.label_column = "7";
+  ExpectFails(o, {"musae_facebook_target.csv:2: --label-column 7 is not a column of this 4-column file"});
+}
+
+TEST_F(PreprocessTest, MusaeGithubWithFlagsAlone) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("musae_git_edges.csv", kMusaeEdges);
+  o.labels = Write("musae_git_target.csv", kGitTarget);
+  o.label_column = "ml_target";
+  auto ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->num_nodes(), 5);
+  EXPECT_EQ(ds->num_edges(), 5);
+  EXPECT_EQ(ds->num_classes(), 2);
+  EXPECT_TRUE(ds->manifest().class_names.empty());  // integer classes stay ids
+  EXPECT_EQ(Ints(ds->labels()), (std::vector<int64_t>{0, 0, 1, 0, 1}));
+  // --class-names reads the same integers as names ("0" and "1").
+  o.output = Path("out_names");
+  o.class_names = true;
+  auto named = Run(o);
+  ASSERT_NE(named, nullptr);
+  EXPECT_EQ(named->manifest().class_names, (std::vector<std::string>{"0", "1"}));
+}
+
+TEST_F(PreprocessTest, HeaderDetectionAndOverrides) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("e.csv", "id_1,id_2\n0,1\n1,2\n");
+  o.labels = Write("l.csv", "node,label\n0,1\n1,0\n2,1\n");
+  auto ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->num_nodes(), 3);
+  EXPECT_EQ(Ints(ds->labels()), (std::vector<int64_t>{1, 0, 1}));
+  // --no-header reads the first line as data, and says why it fails.
+  o.output = Path("out_no");
+  o.header = HeaderMode::kAbsent;
+  ExpectFails(o, {"l.csv:1: node id 'node' is not an integer"});
+  o.labels = "";
+  ExpectFails(o, {"e.csv:1: node id 'id_1' is not an integer"});
+  // --header skips the first line even when it looks like data.
+  o.header = HeaderMode::kPresent;
+  o.edges = Write("e2.csv", "5,5\n0,1\n1,2\n");
+  o.labels = Write("l2.csv", "id,label\n0,1\n1,0\n2,1\n");
+  PreprocessReport r;
+  auto forced = Run(o, &r);
+  ASSERT_NE(forced, nullptr);
+  EXPECT_EQ(r.input_edges, 2);
+  EXPECT_EQ(forced->num_nodes(), 3);
+  // A first line with a stray non-integer is an error, not a header.
+  o.header = HeaderMode::kAuto;
+  o.output = Path("out_bad");
+  o.edges = Write("e3.csv", "0,x\n0,1\n");
+  ExpectFails(o, {"e3.csv:1: node id 'x' is not an integer"});
+  // A column name needs a header line.
+  o.edges = Write("e4.csv", "0,1\n1,2\n2,0\n");
+  o.labels = Write("l4.csv", "0,a\n1,b\n2,a\n");
+  o.label_column = "label";
+  o.header = HeaderMode::kAbsent;
+  ExpectFails(o, {"l4.csv:1: --label-column 'label' names a column, but the file has no header line"});
+}
+
+// --ids string never turns a header into an edge: a line of words above
+// integer ids, or conventional column names, is a header; otherwise the
+// first line is data (logged) unless --header says otherwise.
+TEST_F(PreprocessTest, StringIdsNeverTurnAHeaderIntoAnEdge) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.ids = IdKind::kString;
+  o.edges = Write("musae_facebook_edges.csv", kMusaeEdges);
+  o.labels = Write("musae_facebook_target.csv", kFacebookTarget);
+  o.label_column = "page_type";
+  PreprocessReport r;
+  auto ds = Run(o, &r);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->num_nodes(), 5);
+  EXPECT_EQ(r.input_edges, 5);
+  EXPECT_EQ(Strings(ds->original_ids()), (std::vector<std::string>{"0", "1", "2", "3", "4"}));
+
+  o.output = Path("out_names");
+  o.labels = "";
+  o.label_column = "";
+  o.edges = Write("names.csv", "source,target\nalice,bob\nbob,carol\n");
+  auto named = Run(o);
+  ASSERT_NE(named, nullptr);
+  EXPECT_EQ(Strings(named->original_ids()), (std::vector<std::string>{"alice", "bob", "carol"}));
+
+  // Words that are no column names: data, unless --header.
+  o.output = Path("out_words");
+  o.edges = Write("words.csv", "person,friend\nalice,bob\n");
+  auto words = Run(o);
+  ASSERT_NE(words, nullptr);
+  EXPECT_EQ(words->num_nodes(), 4);
+  o.output = Path("out_forced");
+  o.header = HeaderMode::kPresent;
+  auto forced = Run(o);
+  ASSERT_NE(forced, nullptr);
+  EXPECT_EQ(Strings(forced->original_ids()), (std::vector<std::string>{"alice", "bob"}));
+
+  // A label file with string ids and a header of words over integer labels.
+  o.header = HeaderMode::kAuto;
+  o.output = Path("out_labels");
+  o.labels = Write("l.tsv", "who\tgroup\nbob\t1\nalice\t0\n");
+  auto labelled = Run(o);
+  ASSERT_NE(labelled, nullptr);
+  EXPECT_EQ(Strings(labelled->original_ids()), (std::vector<std::string>{"person", "friend", "alice", "bob"}));
+  EXPECT_EQ(Ints(labelled->labels()), (std::vector<int64_t>{-1, -1, 0, 1}));
+}
+
+TEST_F(PreprocessTest, ClassNameLabels) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("e.txt", "0 1\n1 2\n2 3\n");
+  o.labels = Write("l.csv", "0,beta\n1,\n2,alpha\n3,beta\n");  // empty: unlabelled
+  auto ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->manifest().class_names, (std::vector<std::string>{"alpha", "beta"}));
+  EXPECT_EQ(Ints(ds->labels()), (std::vector<int64_t>{1, -1, 0, 1}));
+  EXPECT_EQ(ds->num_classes(), 2);
+  // Integer labels first, then a name: the message points at --class-names.
+  o.output = Path("out_mixed");
+  o.labels = Write("mixed.csv", "0,1\n1,0\n2,other\n");
+  ExpectFails(o, {"mixed.csv:3: label 'other' is not an integer >= -1", "--class-names"});
+  o.labels = Write("empty_first.csv", "0,\n1,0\n");
+  ExpectFails(o, {"empty_first.csv:1: empty label"});
+  // One class name per row under a conventional column name: a header.
+  o.output = Path("out_rows");
+  o.labels = Write("rows.csv", "page_type\ntvshow\ncompany\ntvshow\npolitician\n");
+  auto rows = Run(o);
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->manifest().class_names, (std::vector<std::string>{"company", "politician", "tvshow"}));
+  EXPECT_EQ(Ints(rows->labels()), (std::vector<int64_t>{2, 0, 2, 1}));
+  // String ids and --class-names: the header is still told by its names.
+  o.output = Path("out_strings");
+  o.ids = IdKind::kString;
+  o.class_names = true;
+  o.labels = Write("named.csv", "node,label\n0,7\n3,x\n");
+  auto strings = Run(o);
+  ASSERT_NE(strings, nullptr);
+  EXPECT_EQ(strings->manifest().class_names, (std::vector<std::string>{"7", "x"}));
+  EXPECT_EQ(Ints(strings->labels()), (std::vector<int64_t>{0, -1, -1, 1}));
+}
+
+// ---- Empty and inconsistent input (issue 18 item 4) ----
+
+TEST_F(PreprocessTest, EmptyEdgeFileIsRefusedUnlessAllowed) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("empty.txt", "");
+  ExpectFails(o, {"empty.txt: no edges (the file is empty)", "--allow-empty-edges"});
+  o.edges = Write("header_only.csv", "# a comment\nid_1,id_2\n\n");
+  ExpectFails(o, {"header_only.csv: no edges (its 3 lines are blank, comments or a header)"});
+  o.edges = Write("empty.bin", "");
+  o.edge_dtype = EdgeDType::kInt32;
+  ExpectFails(o, {"empty.bin: no edges (the file is empty)"});
+  // Allowed: nodes come from the labels; nothing at all is still refused.
+  o.allow_empty_edges = true;
+  ExpectFails(o, {"edgelist: 0 nodes"});
+  o.edge_dtype = EdgeDType::kText;
+  o.edges = Write("empty.txt", "");
+  o.labels = Write("l.txt", "0\n1\n1\n");
+  auto ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->num_nodes(), 3);
+  EXPECT_EQ(ds->num_edges(), 0);
+}
+
+TEST_F(PreprocessTest, LinqsEmptyCitesAreRefusedUnlessAllowed) {
+  PreprocessOptions o = Options(InputFormat::kLinqs);
+  o.input = Linqs(kContent, "# no citations\n");
+  ExpectFails(o, {"x.cites: no citations (its 1 lines are blank or comments)", "--allow-empty-edges"});
+  o.allow_empty_edges = true;
+  auto ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->num_nodes(), 3);
+  EXPECT_EQ(ds->num_edges(), 0);
+  // LINQS class names reach the manifest too.
+  EXPECT_EQ(ds->manifest().class_names, (std::vector<std::string>{"A", "B"}));
+}
+
+TEST_F(PreprocessTest, EmptyOrUnlabelledLabelFileIsRefused) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("e.txt", "0 1\n1 2\n");
+  o.labels = Write("empty.txt", "");
+  ExpectFails(o, {"empty.txt: no labels (the file is empty)", "leave out --labels"});
+  o.labels = Write("header.csv", "id,label\n");
+  ExpectFails(o, {"header.csv: no labels (its 1 lines are blank, comments or a header)"});
+  o.labels = Write("unlabelled.txt", "-1\n-1\n-1\n");
+  ExpectFails(o, {"unlabelled.txt: no node has a label", "0 classes"});
+}
+
+TEST_F(PreprocessTest, LabelIdsBeyondTheEdgesAreRefusedUnlessAllowed) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("e.txt", "0 1\n1 2\n");
+  o.labels = Write("l.txt", "0 1\n9 0\n1 0\n2 1\n7 1\n");
+  ExpectFails(o, {"l.txt:2: node 9 has a label but no edge names it (2 labelled nodes above e.txt's largest id 2)",
+                  "--allow-isolated-nodes"});
+  o.allow_isolated_nodes = true;
+  auto ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->num_nodes(), 10);
+  // String ids: a feature row for a node without edges is refused likewise.
+  o.output = Path("out_s");
+  o.allow_isolated_nodes = false;
+  o.ids = IdKind::kString;
+  o.labels = "";
+  o.features = Write("f.csv", "0,1\n1,1\n2,1\nghost,1\n");
+  ExpectFails(o, {"f.csv:4: node 'ghost' has a feature row but no edge names it"});
 }
 
 TEST_F(PreprocessTest, RandomSplitIsSeededAndPerClass) {

@@ -108,6 +108,25 @@ TEST(Tokenizer, SplitsAndDetects) {
   EXPECT_FALSE(IsBlankOrComment("1 # x"));
 }
 
+// RFC 4180: quoted fields hold separators and doubled quotes; a quote
+// inside an unquoted field is data; a quote that never closes is an error.
+TEST(Tokenizer, QuotedFields) {
+  std::vector<std::string_view> f;
+  std::string scratch, error;
+  ASSERT_TRUE(SplitQuotedFields(R"(7,"Smith, Jones ""the"" band", tvshow)", Delimiter::kAuto, &f, &scratch, &error));
+  EXPECT_EQ(f, (std::vector<std::string_view>{"7", R"(Smith, Jones "the" band)", "tvshow"}));
+  ASSERT_TRUE(SplitQuotedFields(" \" a\tb \" \t2\t\"\"", Delimiter::kTab, &f, &scratch, &error));
+  EXPECT_EQ(f, (std::vector<std::string_view>{" a\tb ", "2", ""}));
+  ASSERT_TRUE(SplitQuotedFields(R"(O"Neil,1)", Delimiter::kComma, &f, &scratch, &error));
+  EXPECT_EQ(f, (std::vector<std::string_view>{R"(O"Neil)", "1"}));
+  ASSERT_TRUE(SplitQuotedFields(R"("a b" "c")", Delimiter::kWhitespace, &f, &scratch, &error));
+  EXPECT_EQ(f.size(), 3u);  // no quoting between blanks: ids hold no spaces
+  EXPECT_FALSE(SplitQuotedFields(R"(1,"open, never closed)", Delimiter::kComma, &f, &scratch, &error));
+  EXPECT_NE(error.find("unterminated quoted field in column 2"), std::string::npos) << error;
+  EXPECT_FALSE(SplitQuotedFields(R"("a"b,1)", Delimiter::kComma, &f, &scratch, &error));
+  EXPECT_NE(error.find("text after the closing quote in column 1"), std::string::npos) << error;
+}
+
 TEST(Tokenizer, StrictIntegers) {
   int64_t v;
   EXPECT_TRUE(ParseInt64("-42", &v));

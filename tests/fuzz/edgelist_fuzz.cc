@@ -1,6 +1,6 @@
-// Edge-list input: text "u v" lines (whitespace, CSV, TSV, comments) or
-// binary int32 / int64 pairs, integer or string ids. Input: one flag byte,
-// then the edge file.
+// Edge-list input: text "u v" lines (whitespace, CSV, TSV, comments, a
+// header line, quoted fields) or binary int32 / int64 pairs, integer or
+// string ids. Input: one flag byte, then the edge file.
 #include "fuzz_util.h"
 #include "preprocess_check.h"
 
@@ -26,6 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.undirected = flags & 8;
   o.keep_self_loops = flags & 16;
   o.keep_duplicates = flags & 32;
+  // 64: --header; 128: --no-header and --allow-empty-edges; else detected.
+  o.header = (flags & 64) ? datasets::HeaderMode::kPresent
+                          : (flags & 128) ? datasets::HeaderMode::kAbsent : datasets::HeaderMode::kAuto;
+  o.allow_empty_edges = flags & 128;
   fuzz::RunPreprocessAndCheck(o);
   return 0;
 }

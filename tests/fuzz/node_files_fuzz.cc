@@ -1,6 +1,7 @@
 // Node files of an edge-list dataset: feature rows (CSV / TSV / whitespace,
-// or .npy), labels (one per line, "id label", or .npy) and split-file
-// lines, over a fixed 6-node edge list. Input: one flag byte, then
+// or .npy), labels (one per line, "id label", wide CSV tables with a header,
+// quoted fields and class names, or .npy) and split-file lines, over a
+// fixed 6-node edge list. Input: one flag byte, then
 // labels, split and features separated by 0x1e bytes (features last, so an
 // .npy there may hold any byte); empty sections are not passed.
 #include "fuzz_util.h"
@@ -35,6 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.normalize_features = (flags & 8) ? datasets::FeatureNorm::kRow : datasets::FeatureNorm::kNone;
   o.feature_dtype = (flags & 16) ? "f16" : "f32";
   o.train_per_class = (flags & 32) ? 1 : 0;
+  o.allow_isolated_nodes = flags & 64;
+  if (flags & 128) {  // a named label column (needs a header line)
+    o.label_column = "label";
+    o.class_names = flags & 64;
+  }
   fuzz::RunPreprocessAndCheck(o);
   return 0;
 }

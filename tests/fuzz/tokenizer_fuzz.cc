@@ -1,6 +1,6 @@
 // The line tokenizer every text format goes through: delimiter detection,
-// field splitting and the strict integer / float parsers. The first byte
-// picks the delimiter; the rest is one line.
+// field splitting (plain and RFC 4180 quoted) and the strict integer /
+// float parsers. The first byte picks the delimiter; the rest is one line.
 #include <cmath>
 
 #include "foresight/datasets/tokenizer.h"
@@ -18,6 +18,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)DetectDelimiter(line);
   std::vector<std::string_view> fields;
   SplitFields(line, delim, &fields);
+  // Quoted splitting: views into the line or the scratch string; without a
+  // quote it must agree with SplitFields.
+  std::vector<std::string_view> quoted;
+  std::string scratch, error;
+  const bool ok = SplitQuotedFields(line, delim, &quoted, &scratch, &error);
+  fuzz::Check(ok || !error.empty(), "SplitQuotedFields failed without a reason");
+  if (ok) {
+    for (std::string_view f : quoted) {
+      const bool in_line = f.data() >= line.data() && f.data() + f.size() <= line.data() + line.size();
+      const bool in_scratch = f.data() >= scratch.data() && f.data() + f.size() <= scratch.data() + scratch.size();
+      fuzz::Check(f.empty() || in_line || in_scratch, "a quoted field points outside its line and scratch");
+    }
+    if (line.find('"') == std::string::npos) fuzz::Check(quoted == fields, "SplitQuotedFields differs without quotes");
+  }
   for (std::string_view f : fields) {
     // Views must point into the line.
     fuzz::Check(f.empty() || (f.data() >= line.data() && f.data() + f.size() <= line.data() + line.size()),

@@ -129,6 +129,19 @@ TEST_F(DatasetTest, IntOriginalIdsAndManifestJsonRoundTrip) {
   EXPECT_EQ(back.arrays.at("labels").shape, (Shape{kN}));
 }
 
+// "class_names" is optional; when present it names every class, and it
+// survives the manifest round trip.
+TEST_F(DatasetTest, ClassNames) {
+  EditManifest([](json& j) { j["class_names"] = {"a", "b", "c", "d"}; });
+  ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(out_));
+  EXPECT_EQ(ds->manifest().class_names, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(ds->manifest().ToJson()["class_names"], json({"a", "b", "c", "d"}));
+  EditManifest([](json& j) { j["class_names"] = {"a", "b"}; });
+  EXPECT_ERROR_CONTAINS(Dataset::Open(out_), "\"class_names\"", "num_classes = 4 strings");
+  EditManifest([](json& j) { j["class_names"] = {"a", "b", "c", 4}; });
+  EXPECT_ERROR_CONTAINS(Dataset::Open(out_), "\"class_names\"", "must hold strings, got 4");
+}
+
 TEST_F(DatasetTest, MissingManifest) {
   ASSERT_EQ(0, ::unlink(File(kManifestFile).c_str()));
   auto s = Dataset::Open(out_).status();

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "checkpoint.h"
 #include "file_ops.h"
 #include "foresight/core/thread_pool.h"
@@ -146,6 +148,12 @@ Status Export(const InferenceOptions& options, const std::string& output_dir) {
 
   FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/embeddings.npy", outputs.embeddings));
   FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/predictions.npy", ArgmaxRows(ctx, outputs.logits[0])));
+  // Labels preprocessed from class names: the name of each predicted id.
+  const std::vector<std::string>& class_names = l.data.dataset->manifest().class_names;
+  if (!class_names.empty()) {
+    FS_RETURN_IF_ERROR(
+        internal::WriteFileAtomic(output_dir + "/class_names.json", nlohmann::json(class_names).dump(1) + "\n"));
+  }
   if (options.write_logits) FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/logits.npy", outputs.logits[0]));
   if (options.write_probabilities) {
     Tensor probs = Tensor::Empty(outputs.logits[0].shape(), DType::kF32);

@@ -23,6 +23,8 @@ enum class EdgeDType { kText, kInt32, kInt64 };  // binary: little-endian (src, 
 enum class IdKind { kInt, kString };
 enum class FeatureNorm { kNone, kRow };
 enum class SplitMode { kAuto, kFile, kRandom, kOgb };
+// Whether text edge / label files open with a header line (column names).
+enum class HeaderMode { kAuto, kPresent, kAbsent };
 
 // Flag spellings: "linqs" | "edgelist" | "ogb"; "text" | "int32" | "int64";
 // "int" | "string"; "none" | "row"; "auto" | "file" | "random" | "ogb".
@@ -56,8 +58,43 @@ struct PreprocessOptions {
   // Default: "" (no features: feature_dim 0).
   std::string features;
   // --labels L: .npy (i32/i64 [N]) or text, one label per line or
-  // "id label" per line; -1 = unlabelled. Default: "" (all unlabelled).
+  // "id label" per line; -1 = unlabelled. Text files may have more columns
+  // (see label_column / id_column), CSV quoting (RFC 4180) and class names
+  // instead of ids. Default: "" (all unlabelled).
   std::string labels;
+  // --label-column NAME|INDEX: the label file's column holding the label,
+  // by header name or 0-based index (a NAME needs a header line). Default:
+  // "" = the only column of a 1-column file (one label per row, no ids) or
+  // the second of a 2-column file; required for wider files.
+  std::string label_column;
+  // --id-column NAME|INDEX: the label file's column holding the node id.
+  // Default: "" = the first column (none in a 1-column file).
+  std::string id_column;
+  // --class-names: read labels as class names even when they look like
+  // integers. Without it, labels are names when the first one is not an
+  // integer. Names become class ids 0..C-1 in sorted (byte) order, stored
+  // in the manifest's "class_names"; an empty name means unlabelled.
+  // Default: false.
+  bool class_names = false;
+  // --header / --no-header: whether the text edge and label files open
+  // with a header line. kAuto skips a first line whose ids (or integer
+  // labels) are not integers; with string ids, where any token may be an
+  // id, only a first line of non-integers above integer ids, one naming a
+  // --label-column / --id-column, or one of conventional column names
+  // (id, id_1, node, source, target, label, class...) is a header. Each
+  // decision is logged with the line. Default: kAuto.
+  HeaderMode header = HeaderMode::kAuto;
+  // --allow-empty-edges: accept an edge file (or a linqs *.cites file)
+  // without edges; nodes then come only from features / labels / content.
+  // Default: false (refused with the file).
+  bool allow_empty_edges = false;
+  // --allow-isolated-nodes: accept label (or string-id feature) rows for
+  // nodes no edge names (int ids: above the largest id an edge names),
+  // keeping them as isolated nodes. Default: false (refused with the file
+  // and the line). Per-row label / feature files
+  // (no id column) define the node count and may always leave nodes
+  // without edges.
+  bool allow_isolated_nodes = false;
   // --ids: kInt (ids are row numbers; N = rows of features/labels if given,
   // else max id + 1; nodes without edges are kept) or kString (tokens are
   // relabelled in first-appearance order: edges, then labels, then

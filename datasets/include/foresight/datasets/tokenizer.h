@@ -27,6 +27,19 @@ Delimiter DetectDelimiter(std::string_view line);
 // Splits `line` into `fields` (cleared first). Views point into `line`.
 void SplitFields(std::string_view line, Delimiter delim, std::vector<std::string_view>* fields);
 
+// SplitFields with RFC 4180 quoting for comma and tab files, as spreadsheets
+// and pandas write them: a field whose first non-space character is '"'
+// runs to the matching '"', separators inside it are data and '""' stands
+// for one '"' (the quoted text keeps its spaces). A '"' inside an unquoted
+// field is data. Whitespace-delimited lines split as SplitFields does.
+// Views point into `line` or into *unquoted, which is rewritten (its
+// capacity reserved up front, so the views stay valid until its next use).
+// Returns false and sets *error ("unterminated quoted field in column 3")
+// for a quote that never closes on this line or text after a closing quote;
+// *fields is then unspecified. Quoted fields cannot span lines.
+bool SplitQuotedFields(std::string_view line, Delimiter delim, std::vector<std::string_view>* fields,
+                       std::string* unquoted, std::string* error);
+
 // Strict base-10 integer: optional '+' or '-', digits, nothing else.
 bool ParseInt64(std::string_view s, int64_t* out);
 

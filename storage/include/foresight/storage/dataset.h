@@ -55,6 +55,9 @@ struct DatasetManifest {
   int64_t feature_dim = 0;
   DType feature_dtype = DType::kF32;  // f32 or f16
   int64_t num_classes = 0;
+  // Names of classes 0..num_classes-1 when the labels were class names
+  // (written as "class_names" only then); empty otherwise. UTF-8.
+  std::vector<std::string> class_names;
   IdMap id_map = IdMap::kNone;
   // Keyed by array name ("indptr", "indices", "features", ...).
   std::map<std::string, ArrayEntry> arrays;

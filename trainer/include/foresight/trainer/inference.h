@@ -53,6 +53,8 @@ Status Evaluate(const InferenceOptions& options, EvaluationResult* out);
 // embeddings.npy   f32 [N, D]: the input of the output layer (the last hidden
 //                  layer's representation; the features for a 1-layer model),
 // predictions.npy  i64 [N]: argmax of the logits (first max wins),
+// class_names.json ["name of class 0", ...] when the dataset's labels were
+//                  class names (manifest "class_names"),
 // logits.npy / probabilities.npy when asked, and
 // original_ids.npy always, so row i maps back to the input's id of node i
 // (the dataset's original_ids.npy, or i64 0..N-1 when ids were kept).
