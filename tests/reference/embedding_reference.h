@@ -64,14 +64,19 @@ inline void EmbeddingBagUpdateRef(const RefBags& g, const std::vector<float>& gr
   for (int64_t k = 0; k < n; ++k) {
     const int64_t q = bag_of[k], t = q / g.batch, b = q % g.batch;
     auto& acc = grads[g.row(k, t)];
-    if (acc.empty()) acc.assign(static_cast<size_t>(g.dim), 0.0f);
     float coef = 1.0f;
     if (!g.psw.empty()) {
       coef = g.psw[k];
     } else if (g.mean) {
       coef = 1.0f / static_cast<float>(g.offsets[q + 1] - g.offsets[q]);
     }
-    for (int64_t j = 0; j < g.dim; ++j) acc[j] += coef * grad_out[(b * g.tables + t) * g.dim + j];
+    // The sum starts from the first occurrence's term.
+    const bool first = acc.empty();
+    if (first) acc.assign(static_cast<size_t>(g.dim), 0.0f);
+    for (int64_t j = 0; j < g.dim; ++j) {
+      const float term = coef * grad_out[(b * g.tables + t) * g.dim + j];
+      acc[j] = first ? term : acc[j] + term;
+    }
   }
   const float bc1 = static_cast<float>(1.0 - std::pow(double(o.beta1), double(o.step)));
   const float bc2 = static_cast<float>(1.0 - std::pow(double(o.beta2), double(o.step)));

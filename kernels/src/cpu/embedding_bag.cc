@@ -2,14 +2,15 @@
 // each bag summed in id order straight into its slice of out, the next rows
 // prefetched (a random row gather is bound by memory latency). Backward +
 // update: each table's occurrences (contiguous, since bags are table-major)
-// sorted by (row, position) as packed 64-bit keys, one table per task; then
+// grouped by row with a hash and a counting pass, one table per task; then
 // the distinct rows in fixed chunks, each row's gradient summed in
-// ascending position and applied once. No step depends on the thread
+// ascending position (from its first term) and applied once. No step depends on the thread
 // count, so results are bitwise identical for any pool.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #if defined(__F16C__)
@@ -158,55 +159,71 @@ Status BadId(const char* op, const Bags& g, int64_t k, int64_t id) {
 
 template <typename W, typename I>
 Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, const I* ids, float* out) {
-  const int64_t nb = g.num_bags();
-  const int64_t avg = nb > 0 ? g.num_ids / nb : 0;
-  const int64_t grain = std::max<int64_t>(1, kElementGrain / (g.dim * (1 + avg)));
-  std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(nb, grain)), -1);
-  ctx.pool->ParallelForChunks(nb, grain, [&](int64_t chunk, int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-      const int64_t t = q / g.batch, b = q % g.batch;
-      const int64_t base = g.base(t), limit = g.limit(t);
-      float* o = out + (b * g.tables + t) * g.dim;
-      std::fill(o, o + g.dim, 0.0f);
-      const int64_t k0 = g.offsets[q], k1 = g.offsets[q + 1];
-      for (int64_t k = k0; k < k1; ++k) {
-        if (k + kPrefetchDistance < k1) {
-          Prefetch(weights + (base + static_cast<int64_t>(ids[k + kPrefetchDistance])) * g.row_width);
+  // Samples in chunks, every table of a sample in turn: out is written in
+  // order, a row of T*dim floats at a time.
+  const int64_t avg = g.num_bags() > 0 ? g.num_ids / g.num_bags() : 0;
+  const int64_t grain = std::max<int64_t>(1, kElementGrain / (g.tables * g.dim * (1 + avg)));
+  std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(g.batch, grain)), -1);
+  ctx.pool->ParallelForChunks(g.batch, grain, [&](int64_t chunk, int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t t = 0; t < g.tables; ++t) {
+        const int64_t q = t * g.batch + b;
+        if (t + kPrefetchDistance / 2 < g.tables) {
+          // The first row of this sample's bag a few tables on.
+          const int64_t tp = t + kPrefetchDistance / 2;
+          const int64_t kp = g.offsets[tp * g.batch + b];
+          if (kp < g.offsets[tp * g.batch + b + 1]) {
+            Prefetch(weights + (g.base(tp) + static_cast<int64_t>(ids[kp])) * g.row_width);
+          }
         }
-        const int64_t id = static_cast<int64_t>(ids[k]);
-        if (id < 0 || id >= limit) {
-          bad[chunk] = k;
-          return;
+        const int64_t base = g.base(t), limit = g.limit(t);
+        float* o = out + (b * g.tables + t) * g.dim;
+        std::fill(o, o + g.dim, 0.0f);
+        const int64_t k0 = g.offsets[q], k1 = g.offsets[q + 1];
+        for (int64_t k = k0; k < k1; ++k) {
+          if (k + kPrefetchDistance < k1) {
+            Prefetch(weights + (base + static_cast<int64_t>(ids[k + kPrefetchDistance])) * g.row_width);
+          }
+          const int64_t id = static_cast<int64_t>(ids[k]);
+          if (id < 0 || id >= limit) {
+            bad[chunk] = k;
+            return;
+          }
+          const W* row = weights + (base + id) * g.row_width;
+          if (g.psw != nullptr) {
+            AddScaledRow(o, row, g.psw[k], g.dim);
+          } else {
+            AddRow(o, row, g.dim);
+          }
         }
-        const W* row = weights + (base + id) * g.row_width;
-        if (g.psw != nullptr) {
-          AddScaledRow(o, row, g.psw[k], g.dim);
-        } else {
-          AddRow(o, row, g.dim);
+        if (g.pooling == Pooling::kMean && k1 > k0) {
+          const float len = static_cast<float>(k1 - k0);
+          for (int64_t j = 0; j < g.dim; ++j) o[j] = o[j] / len;
         }
-      }
-      if (g.pooling == Pooling::kMean && k1 > k0) {
-        const float len = static_cast<float>(k1 - k0);
-        for (int64_t j = 0; j < g.dim; ++j) o[j] = o[j] / len;
       }
     }
   });
+  int64_t first = -1;
   for (int64_t k : bad) {
-    if (k >= 0) return BadId("EmbeddingBagForward", g, k, static_cast<int64_t>(ids[k]));
+    if (k >= 0 && (first < 0 || k < first)) first = k;
   }
+  if (first >= 0) return BadId("EmbeddingBagForward", g, first, static_cast<int64_t>(ids[first]));
   return Status::OK();
 }
 
 // ---- backward + update ----
 
 // Applies one row's update; g (dim floats) is the row's summed gradient and
-// may be overwritten; w is scratch of dim floats.
+// may be overwritten; scratch holds dim floats (f16 rows are widened there;
+// f32 rows are updated in place).
 template <typename W>
 void UpdateRow(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& c, float bc1, float bc2, W* row,
-               float* g, float* w) {
+               float* g, float* scratch) {
+  constexpr bool kInPlace = std::is_same<W, float>::value;
   const int64_t dim = layout.dim;
   float* state = reinterpret_cast<float*>(row + layout.state_offset());
-  LoadRow(row, w, dim);
+  float* w = kInPlace ? reinterpret_cast<float*>(row) : scratch;
+  if (!kInPlace) LoadRow(row, w, dim);
   if (c.weight_decay > 0) {
     for (int64_t j = 0; j < dim; ++j) g[j] += c.weight_decay * w[j];
   }
@@ -234,7 +251,55 @@ void UpdateRow(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& c,
       break;
     }
   }
-  StoreRow(w, row, dim);
+  if (!kInPlace) StoreRow(w, row, dim);
+}
+
+// The distinct rows of one segment of occurrences [b0, b1) and, per row,
+// its occurrences in ascending position: an open-addressing hash of the ids
+// numbers the rows in order of first occurrence, then a counting pass
+// places each occurrence after the earlier ones of its row (O(len), no
+// comparison sort). Writes sorted[b0, b1); appends each row's first index
+// into `sorted` to *begin and its row of weights to *rows. Returns the first
+// out-of-range position, or -1.
+template <typename I>
+int64_t GroupSegment(const I* ids, int64_t b0, int64_t b1, int64_t base, int64_t limit, int64_t* sorted,
+                     std::vector<int64_t>* begin, std::vector<int64_t>* rows) {
+  thread_local std::vector<int64_t> slot_id;
+  thread_local std::vector<int32_t> slot_group, group_of, count;
+  const int64_t len = b1 - b0;
+  int shift = 4;
+  while ((int64_t{1} << shift) < 2 * len) ++shift;
+  const uint64_t mask = (uint64_t{1} << shift) - 1;
+  slot_id.assign(static_cast<size_t>(mask + 1), -1);
+  slot_group.resize(static_cast<size_t>(mask + 1));
+  group_of.resize(static_cast<size_t>(len));
+  count.clear();
+  begin->clear();
+  rows->clear();
+  for (int64_t k = b0; k < b1; ++k) {
+    const int64_t id = static_cast<int64_t>(ids[k]);
+    if (id < 0 || id >= limit) return k;
+    uint64_t h = (static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> (64 - shift);
+    while (slot_id[h] != -1 && slot_id[h] != id) h = (h + 1) & mask;
+    if (slot_id[h] == -1) {
+      slot_id[h] = id;
+      slot_group[h] = static_cast<int32_t>(count.size());
+      count.push_back(0);
+      rows->push_back(base + id);
+    }
+    const int32_t grp = slot_group[h];
+    group_of[k - b0] = grp;
+    ++count[grp];
+  }
+  int64_t at = b0;
+  for (size_t grp = 0; grp < count.size(); ++grp) {
+    begin->push_back(at);
+    const int64_t c = count[grp];
+    count[grp] = static_cast<int32_t>(at - b0);  // now the group's fill cursor
+    at += c;
+  }
+  for (int64_t k = b0; k < b1; ++k) sorted[b0 + count[group_of[k - b0]]++] = k;
+  return -1;
 }
 
 template <typename W, typename I>
@@ -242,87 +307,100 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
                      const Bags& g, const I* ids, const float* grad_out, W* weights) {
   const int64_t n = g.num_ids;
   const int64_t nb = g.num_bags();
-  // Bag of every occurrence.
-  std::vector<int32_t> bag_of(static_cast<size_t>(n));
-  if (nb >= (int64_t{1} << 31)) return InvalidArgument("EmbeddingBagBackwardUpdate: more than 2^31-1 bags");
+  if (nb >= (int64_t{1} << 31) || n >= (int64_t{1} << 31)) {
+    return InvalidArgument("EmbeddingBagBackwardUpdate: at most 2^31-1 bags and ids a call");
+  }
+  // Per-occurrence arrays reused across calls on this thread (fresh ones
+  // would be fresh pages, faulted in every step).
+  // (References: a lambda naming a thread_local would see the running
+  // worker's own instance, not the caller's.)
+  struct Scratch {
+    std::vector<int32_t> bag_of;
+    std::vector<int64_t> sorted, group_begin, group_row;
+    std::vector<std::vector<int64_t>> seg_begin_of, seg_rows_of;
+  };
+  thread_local Scratch scratch_of_caller;
+  Scratch& sc = scratch_of_caller;
+  std::vector<int32_t>& bag_of = sc.bag_of;
+  std::vector<int64_t>& sorted = sc.sorted;
+  std::vector<int64_t>& group_begin = sc.group_begin;
+  std::vector<int64_t>& group_row = sc.group_row;
+  std::vector<std::vector<int64_t>>& seg_begin_of = sc.seg_begin_of;
+  std::vector<std::vector<int64_t>>& seg_rows_of = sc.seg_rows_of;
+  bag_of.resize(static_cast<size_t>(n));
+  sorted.resize(static_cast<size_t>(n));
   ctx.pool->ParallelFor(nb, 4096, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       for (int64_t k = g.offsets[q]; k < g.offsets[q + 1]; ++k) bag_of[k] = static_cast<int32_t>(q);
     }
   });
-  // Segments sorted independently: one per table (their rows are disjoint),
-  // or all ids at once when they index weights directly.
+  // Segments grouped independently: one per table (their rows are
+  // disjoint), or all ids at once when they index weights directly.
   const int64_t num_seg = g.table_offsets != nullptr ? g.tables : 1;
-  std::vector<int64_t> seg_begin(num_seg + 1);
-  for (int64_t s = 0; s < num_seg; ++s) seg_begin[s] = g.table_offsets != nullptr ? g.offsets[s * g.batch] : 0;
-  seg_begin[num_seg] = n;
-  // sorted[i]: occurrence position; row_of_sorted[i]: its row in weights.
-  std::vector<int64_t> sorted(static_cast<size_t>(n)), row_of(static_cast<size_t>(n));
+  seg_begin_of.resize(static_cast<size_t>(num_seg));
+  seg_rows_of.resize(static_cast<size_t>(num_seg));
   std::vector<int64_t> bad(static_cast<size_t>(num_seg), -1);
   ctx.pool->ParallelForChunks(num_seg, 1, [&](int64_t s, int64_t, int64_t) {
-    const int64_t b0 = seg_begin[s], b1 = seg_begin[s + 1], len = b1 - b0;
-    const int64_t base = g.table_offsets != nullptr ? g.base(s) : 0;
-    const int64_t limit = g.table_offsets != nullptr ? g.limit(s) : g.rows;
-    for (int64_t k = b0; k < b1; ++k) {
-      const int64_t id = static_cast<int64_t>(ids[k]);
-      if (id < 0 || id >= limit) {
-        bad[s] = k;
-        return;
-      }
-    }
-    if (limit <= (int64_t{1} << 32) && len <= (int64_t{1} << 32)) {
-      // Packed (id, position) keys: one 8-byte sort.
-      std::vector<uint64_t> keys(static_cast<size_t>(len));
-      for (int64_t k = b0; k < b1; ++k) {
-        keys[k - b0] = (static_cast<uint64_t>(ids[k]) << 32) | static_cast<uint64_t>(k - b0);
-      }
-      std::sort(keys.begin(), keys.end());
-      for (int64_t i = 0; i < len; ++i) {
-        sorted[b0 + i] = b0 + static_cast<int64_t>(keys[i] & 0xffffffffu);
-        row_of[b0 + i] = base + static_cast<int64_t>(keys[i] >> 32);
-      }
-    } else {
-      std::vector<std::pair<int64_t, int64_t>> keys(static_cast<size_t>(len));
-      for (int64_t k = b0; k < b1; ++k) keys[k - b0] = {static_cast<int64_t>(ids[k]), k};
-      std::sort(keys.begin(), keys.end());
-      for (int64_t i = 0; i < len; ++i) {
-        sorted[b0 + i] = keys[i].second;
-        row_of[b0 + i] = base + keys[i].first;
-      }
-    }
+    const int64_t b0 = g.table_offsets != nullptr ? g.offsets[s * g.batch] : 0;
+    const int64_t b1 = g.table_offsets != nullptr ? g.offsets[(s + 1) * g.batch] : n;
+    bad[s] = GroupSegment(ids, b0, b1, g.base(s), g.table_offsets != nullptr ? g.limit(s) : g.rows, sorted.data(),
+                          &seg_begin_of[s], &seg_rows_of[s]);
   });
   for (int64_t k : bad) {
     if (k >= 0) return BadId("EmbeddingBagBackwardUpdate", g, k, static_cast<int64_t>(ids[k]));
   }
-  std::vector<int64_t> groups;
-  groups.reserve(static_cast<size_t>(n) + 1);
-  for (int64_t i = 0; i < n; ++i) {
-    if (i == 0 || row_of[i] != row_of[i - 1]) groups.push_back(i);
+  group_begin.clear();
+  group_row.clear();
+  for (int64_t s = 0; s < num_seg; ++s) {
+    group_begin.insert(group_begin.end(), seg_begin_of[s].begin(), seg_begin_of[s].end());
+    group_row.insert(group_row.end(), seg_rows_of[s].begin(), seg_rows_of[s].end());
   }
-  groups.push_back(n);
-  const int64_t num_groups = static_cast<int64_t>(groups.size()) - 1;
-  const float bc1 = c.kind == SparseOptimizer::kAdam ? static_cast<float>(1.0 - std::pow(double(c.beta1), double(c.step))) : 1.0f;
-  const float bc2 = c.kind == SparseOptimizer::kAdam ? static_cast<float>(1.0 - std::pow(double(c.beta2), double(c.step))) : 1.0f;
+  group_begin.push_back(n);
+  const int64_t num_groups = static_cast<int64_t>(group_row.size());
+  const float bc1 =
+      c.kind == SparseOptimizer::kAdam ? static_cast<float>(1.0 - std::pow(double(c.beta1), double(c.step))) : 1.0f;
+  const float bc2 =
+      c.kind == SparseOptimizer::kAdam ? static_cast<float>(1.0 - std::pow(double(c.beta2), double(c.step))) : 1.0f;
   const int64_t dim = g.dim, out_width = g.tables * g.dim;
+  auto grad_row = [&](int64_t k) {
+    const int64_t q = bag_of[k];
+    return grad_out + (q % g.batch) * out_width + (q / g.batch) * dim;
+  };
+  auto coef = [&](int64_t k) {
+    if (g.psw != nullptr) return g.psw[k];
+    const int64_t q = bag_of[k];
+    return g.pooling == Pooling::kMean ? 1.0f / static_cast<float>(g.offsets[q + 1] - g.offsets[q]) : 1.0f;
+  };
+  const bool scaled = g.psw != nullptr || g.pooling == Pooling::kMean;
   ctx.pool->ParallelFor(num_groups, kGroupGrain, [&](int64_t r0, int64_t r1) {
-    std::vector<float> grad(static_cast<size_t>(dim)), scratch(static_cast<size_t>(dim));
+    thread_local std::vector<float> grad, scratch;
+    grad.resize(static_cast<size_t>(dim));
+    scratch.resize(static_cast<size_t>(dim));
+    float* gr = grad.data();
     for (int64_t r = r0; r < r1; ++r) {
-      if (r + 2 < r1) Prefetch(weights + row_of[groups[r + 2]] * g.row_width);
-      std::fill(grad.begin(), grad.end(), 0.0f);
-      for (int64_t i = groups[r]; i < groups[r + 1]; ++i) {
+      if (r + 2 < r1) {
+        Prefetch(weights + group_row[r + 2] * g.row_width);
+        Prefetch(grad_row(sorted[group_begin[r + 2]]));
+      }
+      // The sum starts from the first occurrence's term, then adds the rest
+      // in ascending position.
+      const int64_t i0 = group_begin[r], i1 = group_begin[r + 1];
+      const float* go = grad_row(sorted[i0]);
+      if (scaled) {
+        const float w0 = coef(sorted[i0]);
+        for (int64_t j = 0; j < dim; ++j) gr[j] = w0 * go[j];
+      } else {
+        std::memcpy(gr, go, static_cast<size_t>(dim) * sizeof(float));
+      }
+      for (int64_t i = i0 + 1; i < i1; ++i) {
         const int64_t k = sorted[i];
-        const int64_t q = bag_of[k];
-        const int64_t t = q / g.batch, b = q % g.batch;
-        const float* go = grad_out + b * out_width + t * dim;
-        if (g.psw != nullptr) {
-          AddScaledRow(grad.data(), go, g.psw[k], dim);
-        } else if (g.pooling == Pooling::kMean) {
-          AddScaledRow(grad.data(), go, 1.0f / static_cast<float>(g.offsets[q + 1] - g.offsets[q]), dim);
+        if (scaled) {
+          AddScaledRow(gr, grad_row(k), coef(k), dim);
         } else {
-          AddRow(grad.data(), go, dim);
+          AddRow(gr, grad_row(k), dim);
         }
       }
-      UpdateRow(layout, c, bc1, bc2, weights + row_of[groups[r]] * g.row_width, grad.data(), scratch.data());
+      UpdateRow(layout, c, bc1, bc2, weights + group_row[r] * g.row_width, gr, scratch.data());
     }
   });
   return Status::OK();

@@ -144,19 +144,20 @@ __global__ void UpdateKernel(BagArgs a, UpdateArgs u, const unsigned long long* 
   const int64_t out_width = a.tables * a.dim;
   W* row = weights + static_cast<int64_t>(rows[s0]) * a.row_width;
   for (int64_t j = threadIdx.x; j < a.dim; j += kWarp) {
+    // The sum starts from the first occurrence's term (as on the CPU).
     float g = 0.0f;
     for (int64_t i = s0; i < s1; ++i) {
       const int64_t k = positions[i];
       const int64_t q = bag_of[k];
       const int64_t t = q / a.batch, b = q % a.batch;
       const float go = grad_out[b * out_width + t * a.dim + j];
+      float term = go;
       if (a.psw != nullptr) {
-        g = __fadd_rn(g, __fmul_rn(a.psw[k], go));
+        term = __fmul_rn(a.psw[k], go);
       } else if (a.mean) {
-        g = __fadd_rn(g, __fmul_rn(__fdiv_rn(1.0f, static_cast<float>(a.offsets[q + 1] - a.offsets[q])), go));
-      } else {
-        g = __fadd_rn(g, go);
+        term = __fmul_rn(__fdiv_rn(1.0f, static_cast<float>(a.offsets[q + 1] - a.offsets[q])), go);
       }
+      g = i == s0 ? term : __fadd_rn(g, term);
     }
     if (u.weight_decay > 0) g = __fadd_rn(g, __fmul_rn(u.weight_decay, LoadW(row + j)));
     grad[j] = g;
