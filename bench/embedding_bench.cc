@@ -71,7 +71,9 @@ void ReadRows(fs::ThreadPool* pool, const float* w, int64_t width, int64_t dim, 
     std::vector<float> acc(static_cast<size_t>(dim), 0.0f);
     float* __restrict a = acc.data();
     for (int64_t i = s; i < e; ++i) {
-      if (i + 8 < e) __builtin_prefetch(w + rows[i + 8] * width);
+      if (i + 8 < e) {
+        for (int64_t j = 0; j < dim; j += 16) __builtin_prefetch(w + rows[i + 8] * width + j);
+      }
       const float* __restrict r = w + rows[i] * width;
       for (int64_t j = 0; j < dim; ++j) a[j] += r[j];
     }
@@ -169,7 +171,9 @@ int main(int argc, char** argv) {
     const int64_t nu = static_cast<int64_t>(uniq.size());
     pool.ParallelFor(nu, 256, [&](int64_t a, int64_t b) {
       for (int64_t i = a; i < b; ++i) {
-        if (i + 4 < b) __builtin_prefetch(w + uniq[i + 4] * width, 1);
+        if (i + 8 < b) {
+          for (int64_t j = 0; j < dim; j += 16) __builtin_prefetch(w + uniq[i + 8] * width + j, 1);
+        }
         float* __restrict r = w + uniq[i] * width;
         const float* __restrict gi = g.data() + i * dim;
         for (int64_t j = 0; j < dim; ++j) r[j] = r[j] - 0.01f * gi[j];

@@ -79,6 +79,10 @@ inline void AddScaledRow(float* acc, const Half* src, float w, int64_t n) {
 }
 
 inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
+// Every 64-byte line of a row of `bytes` bytes.
+inline void PrefetchRow(const void* p, int64_t bytes) {
+  for (int64_t b = 0; b < bytes; b += 64) Prefetch(static_cast<const char*>(p) + b);
+}
 
 // ---- value checks ----
 
@@ -163,6 +167,7 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
   // order, a row of T*dim floats at a time.
   const int64_t avg = g.num_bags() > 0 ? g.num_ids / g.num_bags() : 0;
   const int64_t grain = std::max<int64_t>(1, kElementGrain / (g.tables * g.dim * (1 + avg)));
+  const int64_t row_bytes = g.dim * static_cast<int64_t>(sizeof(W));
   std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(g.batch, grain)), -1);
   ctx.pool->ParallelForChunks(g.batch, grain, [&](int64_t chunk, int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
@@ -173,7 +178,7 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
           const int64_t tp = t + kPrefetchDistance / 2;
           const int64_t kp = g.offsets[tp * g.batch + b];
           if (kp < g.offsets[tp * g.batch + b + 1]) {
-            Prefetch(weights + (g.base(tp) + static_cast<int64_t>(ids[kp])) * g.row_width);
+            PrefetchRow(weights + (g.base(tp) + static_cast<int64_t>(ids[kp])) * g.row_width, row_bytes);
           }
         }
         const int64_t base = g.base(t), limit = g.limit(t);
@@ -182,7 +187,7 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
         const int64_t k0 = g.offsets[q], k1 = g.offsets[q + 1];
         for (int64_t k = k0; k < k1; ++k) {
           if (k + kPrefetchDistance < k1) {
-            Prefetch(weights + (base + static_cast<int64_t>(ids[k + kPrefetchDistance])) * g.row_width);
+            PrefetchRow(weights + (base + static_cast<int64_t>(ids[k + kPrefetchDistance])) * g.row_width, row_bytes);
           }
           const int64_t id = static_cast<int64_t>(ids[k]);
           if (id < 0 || id >= limit) {
@@ -378,9 +383,11 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
     scratch.resize(static_cast<size_t>(dim));
     float* gr = grad.data();
     for (int64_t r = r0; r < r1; ++r) {
-      if (r + 2 < r1) {
-        Prefetch(weights + group_row[r + 2] * g.row_width);
-        Prefetch(grad_row(sorted[group_begin[r + 2]]));
+      if (r + kPrefetchDistance < r1) {
+        // Both rows a few groups ahead (random rows: latency bound).
+        PrefetchRow(weights + group_row[r + kPrefetchDistance] * g.row_width,
+                    layout.row_bytes());
+        PrefetchRow(grad_row(sorted[group_begin[r + kPrefetchDistance]]), dim * static_cast<int64_t>(sizeof(float)));
       }
       // The sum starts from the first occurrence's term, then adds the rest
       // in ascending position.
