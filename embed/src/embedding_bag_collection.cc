@@ -50,6 +50,7 @@ StatusOr<std::unique_ptr<EmbeddingBagCollection>> EmbeddingBagCollection::Open(
     return scales[static_cast<size_t>(it - starts.begin() - 1)];
   };
   FS_ASSIGN_OR_RETURN(c->table_, EmbeddingTable::Open(to));
+  c->sparse_rows_ = autograd::Var(Tensor::Zeros({1}, DType::kF32), /*requires_grad=*/true);
   return c;
 }
 
@@ -76,7 +77,9 @@ Status EmbeddingBagCollection::Enqueue(const Tensor& ids, const Tensor& offsets)
   if (off[0] != 0 || off[offsets.size(0) - 1] != ids.size(0)) {
     return InvalidArgument(std::string(op) + ": offsets must run from 0 to the " + std::to_string(ids.size(0)) + " ids");
   }
-  std::vector<int64_t> keys(static_cast<size_t>(ids.size(0)));
+  // Direct mode reads the ids in place: only their range is checked here.
+  const bool direct = table_->direct();
+  std::vector<int64_t> keys(direct ? 0 : static_cast<size_t>(ids.size(0)));
   for (int64_t q = 0; q < num_tables() * batch; ++q) {
     if (off[q + 1] < off[q]) {
       return InvalidArgument(std::string(op) + ": offsets decrease at " + std::to_string(q + 1));
@@ -90,10 +93,10 @@ Status EmbeddingBagCollection::Enqueue(const Tensor& ids, const Tensor& offsets)
                           " (sample " + std::to_string(q % batch) + " of table " + std::to_string(t) +
                           ") is out of the table's range [0, " + std::to_string(limit) + ")");
       }
-      keys[k] = Key(t, id);
+      if (!direct) keys[k] = Key(t, id);
     }
   }
-  FS_RETURN_IF_ERROR(table_->Enqueue(std::move(keys)));
+  if (!direct) FS_RETURN_IF_ERROR(table_->Enqueue(std::move(keys)));
   pending_.push_back({ids, offsets});
   return Status::OK();
 }
@@ -105,13 +108,19 @@ Status EmbeddingBagCollection::ReleaseCurrent(bool wrote) {
   out_ = false;
   current_ = Pending();
   current_psw_ = Tensor();
+  if (table_->direct()) return Status::OK();  // updates went straight into the store's rows
   return table_->Release(&rows_, wrote);
 }
 
 Status EmbeddingBagCollection::Forward(const ExecContext& ctx, const Tensor& per_sample_weights, Tensor* out) {
   FS_RETURN_IF_ERROR(ReleaseCurrent(false));
   if (pending_.empty()) return FailedPrecondition("EmbeddingBagCollection::Forward: no batch enqueued");
-  FS_ASSIGN_OR_RETURN(rows_, table_->Acquire());
+  if (table_->direct()) {
+    rows_ = RowBatch();
+    rows_.rows = table_->direct_rows();
+  } else {
+    FS_ASSIGN_OR_RETURN(rows_, table_->Acquire());
+  }
   current_ = std::move(pending_.front());
   pending_.pop_front();
   current_psw_ = per_sample_weights;
@@ -139,6 +148,19 @@ Status EmbeddingBagCollection::BackwardUpdate(const ExecContext& ctx, const kern
   const Status r = ReleaseCurrent(true);
   FS_RETURN_IF_ERROR(s);
   return r;
+}
+
+StatusOr<autograd::Var> EmbeddingBagCollection::Forward(autograd::Tape* tape, const Tensor& per_sample_weights,
+                                                        const kernels::SparseOptimizerConfig& config) {
+  if (tape == nullptr) return InvalidArgument("EmbeddingBagCollection::Forward: tape is null");
+  if (pending_.empty()) return FailedPrecondition("EmbeddingBagCollection::Forward: no batch enqueued");
+  const int64_t batch = (pending_.front().offsets.size(0) - 1) / num_tables();
+  Tensor out = Tensor::Empty({batch, num_tables() * dim()}, DType::kF32);
+  FS_RETURN_IF_ERROR(Forward(tape->ctx(), per_sample_weights, &out));
+  if (!tape->recording()) return autograd::Var(out);
+  return tape->RecordGrad({sparse_rows_}, out, [this, config](const ExecContext& ctx, const Tensor& grad_out) {
+    return BackwardUpdate(ctx, config, grad_out);
+  });
 }
 
 Status EmbeddingBagCollection::Flush() {

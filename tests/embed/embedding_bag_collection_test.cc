@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "embed_test_util.h"
+#include "foresight/autograd/functional.h"
 #include "reference/embedding_reference.h"
 #include "testing/testing.h"
 
@@ -238,6 +239,69 @@ TEST(EmbeddingBagCollectionTest, RejectsIdsOutsideTheirTable) {
   EXPECT_NE(s.message().find("ids[1] = 10 (sample 0 of table 1)"), std::string::npos) << s.ToString();
   Tensor out = Tensor::Empty({2, 12}, DType::kF32);
   EXPECT_EQ(c->Forward(CpuContext(), Tensor(), &out).code(), StatusCode::kFailedPrecondition);
+}
+
+// On a tape, the fused update runs as the output's backward node: the same
+// rows as a Forward, a separately computed d loss / d out and BackwardUpdate.
+TEST(EmbeddingBagCollectionTest, TapeBackwardRunsTheFusedUpdate) {
+  EmbeddingBagCollectionOptions o;
+  o.table_rows = kRows;
+  o.dim = 4;
+  o.optimizer = SparseOptimizer::kRowwiseAdagrad;
+  o.init.seed = 8;
+  o.store.create = true;
+  o.cache.lookahead = 0;
+  const Batch b = RandomBatch(3, kBatch, 10, 3, 5);
+  Tensor weight = Tensor::Empty({12, 3}, DType::kF32);
+  for (int64_t i = 0; i < weight.numel(); ++i) weight.data<float>()[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  Tensor labels = Tensor::Empty({kBatch}, DType::kI64);
+  for (int64_t i = 0; i < kBatch; ++i) labels.data<int64_t>()[i] = i % 3;
+  kernels::SparseOptimizerConfig cfg;
+  cfg.kind = SparseOptimizer::kRowwiseAdagrad;
+  cfg.lr = 0.5f;
+  auto loss_of = [&](autograd::Tape& tape, const autograd::Var& out) -> StatusOr<autograd::Var> {
+    FS_ASSIGN_OR_RETURN(autograd::Var logits, autograd::MatMul(tape, out, autograd::Var(weight)));
+    FS_ASSIGN_OR_RETURN(autograd::Var logp, autograd::LogSoftmax(tape, logits));
+    return autograd::NllLoss(tape, logp, labels);
+  };
+  // On the tape.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EmbeddingBagCollection> a, EmbeddingBagCollection::Open(o));
+  ASSERT_OK(a->Enqueue(b.ids, b.offsets));
+  {
+    autograd::Tape tape(CpuContext(), /*training=*/true);
+    ASSERT_OK_AND_ASSIGN(autograd::Var out, a->Forward(&tape, Tensor(), cfg));
+    ASSERT_OK_AND_ASSIGN(autograd::Var loss, loss_of(tape, out));
+    ASSERT_OK(tape.Backward(loss));
+  }
+  // By hand.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EmbeddingBagCollection> m, EmbeddingBagCollection::Open(o));
+  ASSERT_OK(m->Enqueue(b.ids, b.offsets));
+  Tensor out = Tensor::Empty({kBatch, 12}, DType::kF32);
+  ASSERT_OK(m->Forward(CpuContext(), Tensor(), &out));
+  Tensor grad_out;
+  {
+    autograd::Tape tape(CpuContext(), /*training=*/true);
+    autograd::Var leaf(out, /*requires_grad=*/true);
+    ASSERT_OK_AND_ASSIGN(autograd::Var loss, loss_of(tape, leaf));
+    ASSERT_OK(tape.Backward(loss));
+    grad_out = leaf.grad();
+  }
+  ASSERT_TRUE(grad_out.defined());
+  ASSERT_OK(m->BackwardUpdate(CpuContext(), cfg, grad_out));
+  // The initial rows, to see that the tape did update some.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<EmbeddingBagCollection> fresh, EmbeddingBagCollection::Open(o));
+  int changed = 0;
+  for (int64_t t = 0; t < 3; ++t) {
+    for (int64_t r = 0; r < 10; ++r) {
+      float ea[4], em[4], e0[4];
+      ASSERT_OK(a->ReadEmbedding(t, r, ea));
+      ASSERT_OK(m->ReadEmbedding(t, r, em));
+      ASSERT_OK(fresh->ReadEmbedding(t, r, e0));
+      EXPECT_EQ(0, std::memcmp(ea, em, sizeof(ea))) << "table " << t << " row " << r;
+      changed += std::memcmp(ea, e0, sizeof(ea)) != 0 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(changed, 10);
 }
 
 }  // namespace

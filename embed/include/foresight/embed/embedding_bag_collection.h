@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "foresight/autograd/tape.h"
 #include "foresight/embed/embedding_table.h"
 
 namespace foresight::embed {
@@ -65,6 +66,12 @@ class EmbeddingBagCollection {
   // The fused backward + update of the last Forward's batch from grad_out
   // [B, T*dim]; then its rows are released to the cache.
   Status BackwardUpdate(const ExecContext& ctx, const kernels::SparseOptimizerConfig& config, const Tensor& grad_out);
+  // Forward on a tape (tape->ctx()): the pooled output as a Var whose
+  // backward node is the fused update with `config` (the rows are written
+  // when the tape's Backward reaches it; set config.step per step for
+  // Adam). On a tape that does not record (evaluation) it is Forward only.
+  StatusOr<autograd::Var> Forward(autograd::Tape* tape, const Tensor& per_sample_weights,
+                                  const kernels::SparseOptimizerConfig& config);
   // Releases a forward-only batch, writes every dirty row back, syncs.
   Status Flush();
   // The embedding of `id` in table t (flushes first): dim floats.
@@ -89,6 +96,9 @@ class EmbeddingBagCollection {
   Pending current_;
   Tensor current_psw_;
   RowBatch rows_;
+  // The tape input standing for the tables' rows (they are updated in
+  // place by the backward node, never given a dense gradient).
+  autograd::Var sparse_rows_;
 };
 
 }  // namespace foresight::embed
