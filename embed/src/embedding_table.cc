@@ -135,6 +135,13 @@ Status EmbeddingTable::Enqueue(std::vector<int64_t> keys) {
   return Status::OK();
 }
 
+Status EmbeddingTable::SetStaticKeys(std::vector<int64_t> keys) {
+  if (planner_ == nullptr) {
+    return FailedPrecondition("EmbeddingTable::SetStaticKeys: the table has no cache (direct mode)");
+  }
+  return planner_->SetStaticKeys(std::move(keys));
+}
+
 void EmbeddingTable::Close() {
   if (planner_ != nullptr) planner_->Close();
 }

@@ -64,6 +64,12 @@ TrainRun Train(const TrainSetup& s) {
   EXPECT_TRUE(opened.ok()) << opened.status().ToString();
   if (!opened.ok()) return run;
   std::unique_ptr<EmbeddingBagCollection> c = std::move(opened).value();
+  if (s.policy == cache::Policy::kStatic) {
+    // The first rows of each table, by flat key.
+    std::vector<int64_t> keys;
+    for (int64_t t = 0; t < static_cast<int64_t>(kRows.size()); ++t) keys.push_back(c->Key(t, 0));
+    EXPECT_OK(c->table()->SetStaticKeys(keys));
+  }
   EXPECT_EQ(c->table()->direct(), s.kind != RowStoreKind::kRocksDb && s.cache_rows == 0);
   ThreadPool pool(s.threads);
   ExecContext ctx = CpuContext(0, &pool);
@@ -121,7 +127,7 @@ void ExpectSame(const TrainRun& a, const TrainRun& b, const std::string& what) {
 
 class TinyCacheTest : public ::testing::TestWithParam<RowStoreKind> {};
 
-// Each optimizer and dtype behind the lookahead policy, and LRU once.
+// Each optimizer and dtype behind the lookahead policy; LRU and static once.
 TEST_P(TinyCacheTest, EqualsTheInMemoryTable) {
   for (SparseOptimizer opt : {SparseOptimizer::kSgd, SparseOptimizer::kRowwiseAdagrad, SparseOptimizer::kAdam}) {
     for (DType dtype : {DType::kF32, DType::kF16}) {
@@ -131,7 +137,10 @@ TEST_P(TinyCacheTest, EqualsTheInMemoryTable) {
       const TrainRun expected = Train(ref);
       ASSERT_EQ(expected.outputs.size(), size_t(kSteps * kBatch * 3 * 8));
       std::vector<cache::Policy> policies = {cache::Policy::kLookahead};
-      if (opt == SparseOptimizer::kRowwiseAdagrad && dtype == DType::kF32) policies.push_back(cache::Policy::kLru);
+      if (opt == SparseOptimizer::kRowwiseAdagrad && dtype == DType::kF32) {
+        policies.push_back(cache::Policy::kLru);
+        policies.push_back(cache::Policy::kStatic);
+      }
       for (cache::Policy policy : policies) {
         TrainSetup s = ref;
         s.kind = GetParam();

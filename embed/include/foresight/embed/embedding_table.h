@@ -98,6 +98,9 @@ class EmbeddingTable {
   Status Enqueue(std::vector<int64_t> keys);
   // No more batches (the last W can then be acquired).
   void Close();
+  // The static cache policy's keys by priority (see CachePlanner); before
+  // the first Acquire. FailedPrecondition for other policies or direct mode.
+  Status SetStaticKeys(std::vector<int64_t> keys);
   // The oldest enqueued batch's rows: write-backs of evicted dirty rows,
   // then fetches and bypass reads (absent rows initialised). FailedPrecondition
   // when a batch is out, none is enqueued, or the window is not full
