@@ -177,7 +177,9 @@ StatusOr<RowBatch> EmbeddingTable::Acquire() {
   if (direct_) {
     current_ = std::move(pending_.front());
     pending_.pop_front();
-    batch.seq = ++plan_.seq;
+    plan_ = cache::BatchPlan();
+    plan_.seq = next_direct_seq_++;
+    batch.seq = plan_.seq;
     batch.rows = direct_rows_;
     batch.local_ids = Tensor::Empty({static_cast<int64_t>(current_.inverse.size())}, DType::kI64);
     int64_t* local = batch.local_ids.data<int64_t>();

@@ -70,6 +70,7 @@ class EmbeddingBagCollection {
   // backward node is the fused update with `config` (the rows are written
   // when the tape's Backward reaches it; set config.step per step for
   // Adam). On a tape that does not record (evaluation) it is Forward only.
+  // The node refers to this collection, which must outlive the Backward.
   StatusOr<autograd::Var> Forward(autograd::Tape* tape, const Tensor& per_sample_weights,
                                   const kernels::SparseOptimizerConfig& config);
   // Releases a forward-only batch, writes every dirty row back, syncs.

@@ -146,7 +146,8 @@ class EmbeddingTable {
   Tensor arena_;  // [num_slots + bypass capacity, row_width]
   std::deque<Pending> pending_;
   Pending current_;
-  cache::BatchPlan plan_;
+  cache::BatchPlan plan_;        // the batch out (direct mode: only its seq)
+  int64_t next_direct_seq_ = 0;  // direct mode numbers batches itself
   bool out_ = false;
 };
 
