@@ -75,6 +75,14 @@ Status NllLoss(const ExecContext& ctx, const Tensor& logp, const Tensor& labels,
 Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labels, int64_t* correct,
                 int64_t* counted);
 
+Status EmbeddingBagForward(const ExecContext& ctx, const EmbeddingRowLayout& layout, const Tensor& weights,
+                           const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets,
+                           const Tensor& per_sample_weights, Pooling pooling, Tensor* out);
+Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayout& layout,
+                                  const SparseOptimizerConfig& config, const Tensor& table_offsets,
+                                  const Tensor& ids, const Tensor& offsets, const Tensor& per_sample_weights,
+                                  Pooling pooling, const Tensor& grad_out, Tensor* weights);
+
 // Calls fn(I{}) with I = int32_t or int64_t, the element type of an index
 // tensor (the dispatchers have checked it is one of the two).
 template <typename Fn>

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "foresight/core/context.h"
@@ -204,5 +205,83 @@ Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& s
                        RngKey key, Tensor* out_indptr, Tensor* out_neighbors,
                        const Tensor* source_mask = nullptr, const SampleSink* sink = nullptr,
                        const SampledAhead* drawn = nullptr, SampledAhead* ahead = nullptr);
+
+// ---- embedding bags (many tables in one flat layout) ----
+//
+// Rows of every table live in one 2-D tensor `weights` [R, row_width] of
+// dtype f32 or f16. A row holds the embedding (dim elements of the weights'
+// dtype, padded to a multiple of 4 bytes) followed by its optimizer's state
+// as f32 values (EmbeddingRowLayout), so the state moves, caches and
+// checkpoints with the row. Table t owns rows [table_offsets[t],
+// table_offsets[t+1]) and its ids are local to it; with table_offsets
+// undefined the ids are rows of `weights` (a cache's slot array).
+//
+// A batch of B samples over T tables has T*B bags, table-major: bag
+// t*B + b is sample b of table t and holds ids[offsets[t*B+b],
+// offsets[t*B+b+1]) (offsets i64 [T*B + 1], non-decreasing, offsets[0] = 0,
+// offsets[T*B] = ids.size(0)). The pooled output is f32 [B, T*dim]:
+// columns [t*dim, (t+1)*dim) hold table t.
+
+enum class Pooling { kSum, kMean };
+const char* PoolingName(Pooling p);
+
+enum class SparseOptimizer { kSgd, kRowwiseAdagrad, kAdam };
+// "sgd", "rowwise-adagrad", "adam"; InvalidArgument naming the choices.
+StatusOr<SparseOptimizer> ParseSparseOptimizer(const std::string& name);
+const char* SparseOptimizerName(SparseOptimizer o);
+
+// The fused update of one row with gradient g (the row's summed gradient):
+//   sgd              w -= lr * g
+//   rowwise-adagrad  s += mean_j(g_j^2);  w -= lr * g / (sqrt(s) + eps)
+//                    (one f32 of state a row, as FBGEMM's)
+//   adam             m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
+//                    w -= lr * (m / (1-b1^step)) / (sqrt(v / (1-b2^step)) + eps)
+//                    (2*dim f32 of state; lazy: rows not in the batch keep
+//                    their moments, as torch.optim.SparseAdam)
+// weight_decay > 0 first adds weight_decay * w to g (L2).
+struct SparseOptimizerConfig {
+  SparseOptimizer kind = SparseOptimizer::kSgd;
+  float lr = 0.01f;            // Default: 0.01
+  float eps = 1e-8f;           // adagrad, adam. Default: 1e-8
+  float beta1 = 0.9f;          // adam. Default: 0.9
+  float beta2 = 0.999f;        // adam. Default: 0.999
+  float weight_decay = 0.0f;   // Default: 0
+  int64_t step = 1;            // adam: 1-based step of this update
+};
+
+// Where the parts of an embedding row are (elements of the weights dtype).
+struct EmbeddingRowLayout {
+  int64_t dim = 0;
+  DType dtype = DType::kF32;  // f32 or f16
+  SparseOptimizer optimizer = SparseOptimizer::kSgd;
+
+  int64_t state_floats() const;   // f32 values of optimizer state a row
+  int64_t state_offset() const;   // elements before the state (dim, padded to 4 bytes)
+  int64_t row_width() const;      // elements a row (embedding + padding + state)
+  int64_t row_bytes() const { return row_width() * static_cast<int64_t>(DTypeSize(dtype)); }
+};
+// InvalidArgument unless dim > 0 and dtype is f32 or f16.
+Status ValidateEmbeddingRowLayout(const EmbeddingRowLayout& layout);
+
+// out [B, T*dim] (f32) = pooled rows: sum (or mean, each bag divided by its
+// length; an empty bag gives 0) of the embeddings of each bag's ids, each
+// scaled by per_sample_weights[i] when defined (f32 [N], sum pooling only).
+// B = out.size(0); T = (offsets.size(0) - 1) / B. An id out of its table's
+// range is OutOfRange naming its position, bag and table.
+Status EmbeddingBagForward(const ExecContext& ctx, const EmbeddingRowLayout& layout, const Tensor& weights,
+                           const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets,
+                           const Tensor& per_sample_weights, Pooling pooling, Tensor* out);
+
+// The backward of EmbeddingBagForward fused with the optimizer: for every
+// distinct row the batch touched, its gradient (from grad_out [B, T*dim])
+// is summed over its occurrences in ascending position of ids (a fixed
+// order: exact and identical for any thread count or device, whatever the
+// duplicates), then the row and its state in `weights` are updated once.
+// Rows not in the batch are untouched. The optimizer in `config` must be the
+// layout's.
+Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayout& layout,
+                                  const SparseOptimizerConfig& config, const Tensor& table_offsets,
+                                  const Tensor& ids, const Tensor& offsets, const Tensor& per_sample_weights,
+                                  Pooling pooling, const Tensor& grad_out, Tensor* weights);
 
 }  // namespace foresight::kernels

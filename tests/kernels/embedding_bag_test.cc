@@ -1,0 +1,210 @@
+// Embedding-bag forward and fused backward + update against the naive
+// references (tests/reference/embedding_reference.h), bit for bit: sum and
+// mean pooling, per-sample weights, several tables with row offsets and ids
+// indexing rows directly, duplicate ids, i32/i64 ids, f32 and f16 rows, each
+// optimizer, 1 and 2 threads; hand-computed updates; argument errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "embedding_bag_test_util.h"
+
+namespace foresight::kernels::test {
+namespace {
+
+TEST(EmbeddingBagTest, RowLayoutPutsStateBesideTheEmbedding) {
+  EmbeddingRowLayout sgd{64, DType::kF32, SparseOptimizer::kSgd};
+  EXPECT_EQ(sgd.row_width(), 64);
+  EmbeddingRowLayout ada{64, DType::kF32, SparseOptimizer::kRowwiseAdagrad};
+  EXPECT_EQ(ada.row_width(), 65);
+  EmbeddingRowLayout adam{64, DType::kF32, SparseOptimizer::kAdam};
+  EXPECT_EQ(adam.row_width(), 64 * 3);
+  EmbeddingRowLayout half_odd{13, DType::kF16, SparseOptimizer::kRowwiseAdagrad};
+  EXPECT_EQ(half_odd.state_offset(), 14);  // 26 bytes padded to 28
+  EXPECT_EQ(half_odd.row_width(), 16);     // + one f32 = two f16 slots
+  EXPECT_EQ(half_odd.row_bytes(), 32);
+}
+
+TEST(EmbeddingBagTest, ForwardMatchesReferenceBitForBit) {
+  for (const Case& c : AllCases()) {
+    SCOPED_TRACE(Name(c));
+    Problem p = Make(c);
+    ThreadPool pool(2);
+    const Tensor out = Forward(p, c, &pool);
+    EXPECT_EQ(Vec(out), reference::EmbeddingBagForwardRef(p.ref, p.emb));
+  }
+}
+
+TEST(EmbeddingBagTest, BackwardUpdateMatchesReferenceBitForBit) {
+  for (const Case& c : AllCases()) {
+    SCOPED_TRACE(Name(c));
+    Problem p = Make(c);
+    const SparseOptimizerConfig cfg = ConfigOf(c.opt);
+    std::vector<float> emb = p.emb, state = p.state;
+    reference::EmbeddingBagUpdateRef(p.ref, Vec(p.grad_out), RefOf(cfg), c.dtype == DType::kF16, &emb, &state);
+    ThreadPool pool(2);
+    Backward(&p, c, cfg, &pool);
+    EXPECT_EQ(Embeddings(p), emb);
+    EXPECT_EQ(State(p), state);
+  }
+}
+
+TEST(EmbeddingBagTest, DeterministicAcrossThreadCounts) {
+  // Large enough for many chunks, with heavy duplication.
+  for (SparseOptimizer opt : {SparseOptimizer::kSgd, SparseOptimizer::kRowwiseAdagrad, SparseOptimizer::kAdam}) {
+    Case c;
+    c.batch = 700;
+    c.tables = 4;
+    c.dim = 24;
+    c.rows_per_table = 50;
+    c.max_bag = 6;
+    c.opt = opt;
+    Problem p1 = Make(c), p2 = Make(c);
+    ThreadPool one(1), two(2);
+    EXPECT_EQ(Vec(Forward(p1, c, &one)), Vec(Forward(p2, c, &two)));
+    Backward(&p1, c, ConfigOf(opt), &one);
+    Backward(&p2, c, ConfigOf(opt), &two);
+    EXPECT_EQ(0, std::memcmp(p1.weights.raw_data(), p2.weights.raw_data(), p1.weights.nbytes()))
+        << SparseOptimizerName(opt);
+  }
+}
+
+// One table of 2 rows, dim 2; bags {0, 0, 1} and {0}: row 0 appears three
+// times (gradient g0 + g0 + g1), row 1 once.
+struct Tiny {
+  EmbeddingRowLayout layout;
+  Tensor weights, ids, offsets, grad_out;
+};
+
+Tiny MakeTiny(SparseOptimizer opt) {
+  Tiny t;
+  t.layout = EmbeddingRowLayout{2, DType::kF32, opt};
+  t.weights = Tensor::Zeros({2, t.layout.row_width()}, DType::kF32);
+  float* w = t.weights.data<float>();
+  const int64_t rw = t.layout.row_width();
+  w[0] = 1.0f;  w[1] = 2.0f;             // row 0
+  w[rw] = -1.0f;  w[rw + 1] = 0.5f;      // row 1
+  t.ids = Tensor::Empty({4}, DType::kI64);
+  const int64_t ids[] = {0, 0, 1, 0};
+  std::memcpy(t.ids.raw_data(), ids, sizeof(ids));
+  t.offsets = Tensor::Empty({3}, DType::kI64);
+  const int64_t offs[] = {0, 3, 4};
+  std::memcpy(t.offsets.raw_data(), offs, sizeof(offs));
+  t.grad_out = Tensor::Empty({2, 2}, DType::kF32);
+  const float go[] = {0.5f, -1.0f, 0.25f, 2.0f};  // sample 0, sample 1
+  std::memcpy(t.grad_out.raw_data(), go, sizeof(go));
+  return t;
+}
+
+Status RunTiny(Tiny* t, const SparseOptimizerConfig& cfg) {
+  ExecContext ctx = CpuContext();
+  return EmbeddingBagBackwardUpdate(ctx, t->layout, cfg, Tensor(), t->ids, t->offsets, Tensor(), Pooling::kSum,
+                                    t->grad_out, &t->weights);
+}
+
+TEST(EmbeddingBagTest, SgdByHand) {
+  Tiny t = MakeTiny(SparseOptimizer::kSgd);
+  SparseOptimizerConfig cfg;
+  cfg.lr = 0.5f;
+  ASSERT_TRUE(RunTiny(&t, cfg).ok());
+  // Row 0: g = 2 * (0.5, -1) + (0.25, 2) = (1.25, 0); w = (1, 2) - 0.5 g.
+  const float* w = t.weights.data<float>();
+  EXPECT_EQ(w[0], 0.375f);
+  EXPECT_EQ(w[1], 2.0f);
+  // Row 1: g = (0.5, -1); w = (-1, 0.5) - 0.5 g.
+  EXPECT_EQ(w[2], -1.25f);
+  EXPECT_EQ(w[3], 1.0f);
+}
+
+TEST(EmbeddingBagTest, RowwiseAdagradByHand) {
+  Tiny t = MakeTiny(SparseOptimizer::kRowwiseAdagrad);
+  SparseOptimizerConfig cfg;
+  cfg.kind = SparseOptimizer::kRowwiseAdagrad;
+  cfg.lr = 0.5f;
+  cfg.eps = 0.0f + 1e-30f;
+  ASSERT_TRUE(RunTiny(&t, cfg).ok());
+  const float* w = t.weights.data<float>();
+  // Row 0 appears three times but is updated once: g = (1.25, 0),
+  // s = (1.5625 + 0) / 2 = 0.78125 (two or three updates would add more),
+  // w -= 0.5 g / sqrt(s).
+  EXPECT_FLOAT_EQ(w[2], 0.78125f);
+  EXPECT_FLOAT_EQ(w[0], 1.0f - 0.5f * 1.25f / std::sqrt(0.78125f));
+  EXPECT_FLOAT_EQ(w[1], 2.0f);
+  // Row 1: g = (0.5, -1), s = (0.25 + 1) / 2 = 0.625.
+  EXPECT_FLOAT_EQ(w[5], 0.625f);
+  EXPECT_FLOAT_EQ(w[3], -1.0f - 0.5f * 0.5f / std::sqrt(0.625f));
+  EXPECT_FLOAT_EQ(w[4], 0.5f + 0.5f / std::sqrt(0.625f));
+}
+
+TEST(EmbeddingBagTest, AdamFirstStepByHand) {
+  Tiny t = MakeTiny(SparseOptimizer::kAdam);
+  SparseOptimizerConfig cfg;
+  cfg.kind = SparseOptimizer::kAdam;
+  cfg.lr = 0.1f;
+  cfg.step = 1;
+  ASSERT_TRUE(RunTiny(&t, cfg).ok());
+  const float* w = t.weights.data<float>();
+  const int64_t rw = t.layout.row_width();
+  // Step 1 from zero moments: m/(1-b1) = g, v/(1-b2) = g^2, so each
+  // coordinate moves by lr * sign(g) (0 where g = 0).
+  EXPECT_NEAR(w[0], 1.0f - 0.1f, 1e-6);
+  EXPECT_EQ(w[1], 2.0f);
+  EXPECT_NEAR(w[rw], -1.0f - 0.1f, 1e-6);
+  EXPECT_NEAR(w[rw + 1], 0.5f + 0.1f, 1e-6);
+  // m = 0.1 g, v = 0.001 g^2 beside the row.
+  EXPECT_FLOAT_EQ(w[2], 0.125f);
+  EXPECT_FLOAT_EQ(w[4], (1.0f - 0.999f) * 1.5625f);  // 1 - b2 as f32
+}
+
+TEST(EmbeddingBagTest, RejectsBadArguments) {
+  Case c;
+  Problem p = Make(c);
+  ExecContext ctx = CpuContext();
+  Tensor out = Tensor::Empty({c.batch, c.tables * c.dim}, DType::kF32);
+  // An id out of its table's range names the position, sample and table.
+  Tensor ids = p.ids.Clone();
+  ids.data<int64_t>()[0] = c.rows_per_table;
+  Status s = EmbeddingBagForward(ctx, p.layout, p.weights, p.table_offsets, ids, p.offsets, Tensor(), Pooling::kSum,
+                                 &out);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(s.message().find("ids[0] = 7"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("table 0"), std::string::npos) << s.ToString();
+  s = EmbeddingBagBackwardUpdate(ctx, p.layout, SparseOptimizerConfig{}, p.table_offsets, ids, p.offsets, Tensor(),
+                                 Pooling::kSum, p.grad_out, &p.weights);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << s.ToString();
+  // Decreasing offsets.
+  Tensor offsets = p.offsets.Clone();
+  offsets.data<int64_t>()[2] = offsets.data<int64_t>()[1] - 1;
+  if (offsets.data<int64_t>()[2] >= 0) {
+    s = EmbeddingBagForward(ctx, p.layout, p.weights, p.table_offsets, p.ids, offsets, Tensor(), Pooling::kSum,
+                            &out);
+    EXPECT_NE(s.message().find("must not decrease"), std::string::npos) << s.ToString();
+  }
+  // Wrong number of offsets for the output's shape.
+  Tensor short_offsets = p.offsets.Slice(0, 0, p.offsets.size(0) - 1);
+  s = EmbeddingBagForward(ctx, p.layout, p.weights, p.table_offsets, p.ids, short_offsets, Tensor(), Pooling::kSum,
+                          &out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  // Per-sample weights with mean pooling.
+  Tensor psw = Tensor::Zeros({p.ids.size(0)}, DType::kF32);
+  s = EmbeddingBagForward(ctx, p.layout, p.weights, p.table_offsets, p.ids, p.offsets, psw, Pooling::kMean, &out);
+  EXPECT_NE(s.message().find("sum pooling"), std::string::npos) << s.ToString();
+  // The optimizer must be the one whose state the rows hold.
+  SparseOptimizerConfig adam;
+  adam.kind = SparseOptimizer::kAdam;
+  s = EmbeddingBagBackwardUpdate(ctx, p.layout, adam, p.table_offsets, p.ids, p.offsets, Tensor(), Pooling::kSum,
+                                 p.grad_out, &p.weights);
+  EXPECT_NE(s.message().find("rows hold sgd state"), std::string::npos) << s.ToString();
+  // Rows of the wrong width.
+  Tensor narrow = Tensor::Zeros({p.weights.size(0), c.dim - 1}, DType::kF32);
+  s = EmbeddingBagForward(ctx, p.layout, narrow, p.table_offsets, p.ids, p.offsets, Tensor(), Pooling::kSum, &out);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ParseSparseOptimizer("adagrad").ok());
+  EXPECT_EQ(ParseSparseOptimizer("rowwise-adagrad").value(), SparseOptimizer::kRowwiseAdagrad);
+}
+
+}  // namespace
+}  // namespace foresight::kernels::test
