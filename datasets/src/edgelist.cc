@@ -257,6 +257,11 @@ Status ReadEdgeList(Job* job) {
   if (!IsFile(o.edges)) return NotFound("edgelist: edge file " + o.edges + " does not exist");
   nlohmann::json inputs = {{"edges", o.edges}};
   if (!o.features.empty()) inputs["features"] = o.features;
+  if (!o.sparse_features.empty()) inputs["sparse_features"] = o.sparse_features;
+  // Sparse features (JSON or COO) are read after the edges and labels: their
+  // nodes may be any subset, so they never decide N for integer ids.
+  const bool sparse = !o.sparse_features.empty() || IsJsonFeatures(o.features);
+  SparseEntries sparse_entries;
   if (!o.labels.empty()) inputs["labels"] = o.labels;
   job->source["inputs"] = inputs;
 
@@ -267,16 +272,20 @@ Status ReadEdgeList(Job* job) {
     job->string_ids = true;
     FS_RETURN_IF_ERROR(ReadEdges(job, -1));
     if (!o.labels.empty()) FS_RETURN_IF_ERROR(ReadStringLabels(job, o.labels));
-    if (!o.features.empty()) FS_RETURN_IF_ERROR(ReadStringFeatures(job, o.features));
+    if (sparse) {
+      FS_RETURN_IF_ERROR(ReadSparseFeatures(job, -1, &sparse_entries));
+    } else if (!o.features.empty()) {
+      FS_RETURN_IF_ERROR(ReadStringFeatures(job, o.features));
+    }
     job->num_nodes = job->ids.size();
     if (!job->labels.empty()) job->labels.resize(static_cast<size_t>(job->num_nodes), -1);
-    return Status::OK();
+    return sparse ? WriteSparseFeatures(job, &sparse_entries) : Status::OK();
   }
 
   // Integer ids: N comes from features, else per-row labels, else the ids.
   int64_t n = -1;
   std::string n_from;
-  if (!o.features.empty()) {
+  if (!o.features.empty() && !sparse) {
     StatusOr<int64_t> rows = EndsWith(o.features, ".npy") ? CopyNpyFeatures(job, o.features)
                                                           : CopyTextFeatures(job, o.features);
     FS_RETURN_IF_ERROR(rows.status());
@@ -296,10 +305,14 @@ Status ReadEdgeList(Job* job) {
     }
   }
   FS_RETURN_IF_ERROR(ReadEdges(job, n));
-  if (n < 0) n = std::max<int64_t>(job->builder->max_id() + 1, static_cast<int64_t>(job->labels.size()));
+  if (sparse) FS_RETURN_IF_ERROR(ReadSparseFeatures(job, n, &sparse_entries));
+  if (n < 0) {
+    n = std::max<int64_t>({job->builder->max_id() + 1, static_cast<int64_t>(job->labels.size()),
+                           sparse_entries.max_node + 1});
+  }
   job->num_nodes = n;
   if (!job->labels.empty()) job->labels.resize(static_cast<size_t>(n), -1);
-  return Status::OK();
+  return sparse ? WriteSparseFeatures(job, &sparse_entries) : Status::OK();
 }
 
 }  // namespace foresight::datasets::internal

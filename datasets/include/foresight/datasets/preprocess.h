@@ -54,6 +54,16 @@ struct PreprocessOptions {
   // (with --ids string, the first column of each row is the node id).
   // Default: "" (no features: feature_dim 0).
   std::string features;
+  // --features F.json (also .json.gz / .json.xz, recognised by the name):
+  // sparse features as a JSON object {"node": [feature ids], ...} (the MUSAE
+  // layout), each listed id a 1; written as the sparse CSR arrays
+  // (storage/dataset.h), never as a dense N x F matrix.
+  // --sparse-features S: sparse features as COO text, "node feature [value]"
+  // per line (value 1 when absent); exclusive with --features. Default: "".
+  std::string sparse_features;
+  // --feature-dim D: the sparse feature width when the largest id + 1 is not
+  // it (ids must be below D). 0 = largest id + 1. Sparse inputs only. Default: 0.
+  int64_t feature_dim = 0;
   // --labels L: .npy (i32/i64 [N]) or text, one label per line or
   // "id label" per line; -1 = unlabelled. Default: "" (all unlabelled).
   std::string labels;
