@@ -84,7 +84,9 @@ nlohmann::json TrainOptionsToJson(const TrainOptions& o) {
   nlohmann::json j;
   j["dataset"] = o.dataset;
   j["model"] = o.model;
-  j["node_features"] = o.node_features;
+  // Recorded when not the default, so checkpoints written before the
+  // choice existed keep their options hash (and still resume).
+  if (o.node_features != "file") j["node_features"] = o.node_features;
   j["epochs"] = o.epochs;
   j["batch_size"] = o.batch_size;
   j["fanouts"] = o.fanouts;
@@ -118,8 +120,8 @@ nlohmann::json ModelConfigToJson(const ModelConfig& c) {
   j["heads"] = c.heads;
   j["dropout"] = c.dropout;
   j["seed"] = c.seed;
-  j["node_features"] = c.node_features;
-  j["input_table"] = c.input_table;
+  if (c.node_features != "file") j["node_features"] = c.node_features;
+  if (c.input_table) j["input_table"] = c.input_table;
   return j;
 }
 
