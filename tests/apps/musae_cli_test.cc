@@ -83,6 +83,10 @@ TEST_F(MusaeCliTest, FacebookSparseFeaturesTrainEveryModel) {
   const nlohmann::json full = Train(ds, "--model gcn --full-graph");
   ASSERT_TRUE(full.is_object());
   EXPECT_GE(full["test_acc"].get<double>(), majority + 0.3);
+  // Partitioning does not renumber sparse rows yet: refused, saying so.
+  const testing::CliResult p = RunForesight("partition " + Quote(ds) + " --parts 2");
+  EXPECT_NE(p.code, 0);
+  EXPECT_NE(p.err.find("partition does not renumber sparse features"), std::string::npos) << p.err;
 }
 
 TEST_F(MusaeCliTest, FacebookEvalRebuildsTheSparseInput) {
