@@ -41,6 +41,10 @@ class PreprocessCommand : public Command {
     app->add_option("--feature-dim", o.feature_dim,
                     "Sparse features: the feature width (default: largest id + 1)")
         ->type_name("INT");
+    app->add_option("--feature-layout", o.feature_layout,
+                    "Sparse features: stored sparse (CSR, read by the model's input table), dense (features.npy), "
+                    "or auto (dense only when no larger; default)")
+        ->type_name("auto|sparse|dense");
     app->add_option("--labels", o.labels, "edgelist: labels (.npy or text)")->type_name("FILE");
     app->add_option("--ids", ids_, "edgelist: node id kind (default: int)")->type_name("int|string");
     app->add_flag("--undirected", o.undirected, "Add v -> u for every u -> v");

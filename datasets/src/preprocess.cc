@@ -80,9 +80,15 @@ Status ValidateOptions(const PreprocessOptions& o) {
     return InvalidArgument("--feature-dim applies to sparse features (--features F.json or --sparse-features); "
                            "dense features take their width from the file");
   }
-  if (sparse && o.feature_dtype != "f32") {
+  if (o.feature_layout != "auto" && o.feature_layout != "sparse" && o.feature_layout != "dense") {
+    return InvalidArgument("--feature-layout must be auto, sparse or dense, got '" + o.feature_layout + "'");
+  }
+  if (o.feature_layout != "auto" && !sparse) {
+    return InvalidArgument("--feature-layout applies to sparse features (--features F.json or --sparse-features)");
+  }
+  if (sparse && o.feature_layout != "dense" && o.feature_dtype != "f32") {
     return InvalidArgument("--feature-dtype " + o.feature_dtype + " applies to dense features; sparse feature "
-                           "values are stored as f32");
+                           "values are stored as f32 (pass --feature-layout dense to store them densely)");
   }
   return Status::OK();
 }
@@ -141,6 +147,7 @@ nlohmann::json OptionsJson(const PreprocessOptions& o) {
   }
   if (!o.split_file.empty()) j["split_file"] = o.split_file;
   if (o.feature_dim > 0) j["feature_dim"] = o.feature_dim;
+  if (o.feature_layout != "auto") j["feature_layout"] = o.feature_layout;
   if (o.train_per_class > 0) j["train_per_class"] = o.train_per_class;
   j["train_frac"] = o.train_frac;
   j["val_frac"] = o.val_frac;

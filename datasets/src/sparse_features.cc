@@ -223,6 +223,24 @@ Status ReadCooFeatures(Job* job, const std::string& path, int64_t n, SparseEntri
   return r->status();
 }
 
+// The CSR rows expanded into features.npy, one row at a time (the dense
+// layout: the store, cache and partition options apply).
+Status WriteDenseRows(Job* job, const std::vector<int64_t>& indptr, const std::vector<int32_t>& indices,
+                      const std::vector<float>& values, int64_t dim) {
+  FS_ASSIGN_OR_RETURN(auto sink, FeatureSink::Create(job->Staging(storage::kFeaturesFile), dim, job->feature_dtype,
+                                                     FeatureNorm::kNone, job->pool));
+  std::vector<float> row(static_cast<size_t>(dim), 0.0f);
+  for (size_t v = 0; v + 1 < indptr.size(); ++v) {
+    for (int64_t k = indptr[v]; k < indptr[v + 1]; ++k) row[static_cast<size_t>(indices[k])] = values[k];
+    FS_RETURN_IF_ERROR(sink->AppendRow(row.data()));
+    for (int64_t k = indptr[v]; k < indptr[v + 1]; ++k) row[static_cast<size_t>(indices[k])] = 0.0f;
+  }
+  FS_RETURN_IF_ERROR(sink->Finish());
+  job->feature_dim = dim;
+  job->sparse_features = false;
+  return Status::OK();
+}
+
 }  // namespace
 
 void SparseEntries::Add(int64_t n, int64_t f, float v) {
@@ -287,6 +305,15 @@ Status WriteSparseFeatures(Job* job, SparseEntries* e) {
   }
   if (k != nnz_in) return Internal("sparse features: entries beyond the node count");
   std::vector<int64_t>().swap(e->node);
+  const int64_t nnz = static_cast<int64_t>(indices.size());
+  job->source["sparse_features"] = {{"nnz", nnz}, {"dim", dim}};
+  const std::string& layout = job->opt->feature_layout;
+  // Bytes of the two layouts: CSR = indptr + indices + values.
+  const double dense_bytes = 4.0 * static_cast<double>(n) * static_cast<double>(dim);
+  const double sparse_bytes = 8.0 * static_cast<double>(n + 1) + 8.0 * static_cast<double>(nnz);
+  if (layout == "dense" || (layout == "auto" && dense_bytes <= sparse_bytes)) {
+    return WriteDenseRows(job, indptr, indices, values, dim);
+  }
   FS_ASSIGN_OR_RETURN(auto w, job->writer->OpenArray(storage::kFeatureIndptrFile, DType::kI64, {}));
   FS_RETURN_IF_ERROR(w->Append(indptr.data(), static_cast<int64_t>(indptr.size())));
   FS_RETURN_IF_ERROR(w->Finish());
@@ -298,7 +325,6 @@ Status WriteSparseFeatures(Job* job, SparseEntries* e) {
   FS_RETURN_IF_ERROR(w->Finish());
   job->feature_dim = dim;
   job->sparse_features = true;
-  job->source["sparse_features"] = {{"nnz", indices.size()}, {"dim", dim}};
   return Status::OK();
 }
 

@@ -91,11 +91,42 @@ TEST_F(SparseFeaturesTest, CooWithValuesAndFeatureDim) {
   EXPECT_EQ(VectorOf<float>(ds->feature_values()), (std::vector<float>{0.25f, 0.75f, 1.0f}));
 }
 
+TEST_F(SparseFeaturesTest, LayoutDenseOrAutoWritesFeaturesNpy) {
+  WriteFile(tmp_.File("f.json"), "{\"0\": [2, 0], \"2\": [1]}");
+  opt_.features = tmp_.File("f.json");
+  opt_.feature_layout = "dense";
+  opt_.feature_dtype = "f16";
+  ASSERT_OK(Run());
+  auto ds = Open();
+  ASSERT_NE(ds, nullptr);
+  EXPECT_FALSE(ds->sparse_features());
+  ASSERT_EQ(ds->features().shape(), (Shape{5, 3}));
+  std::vector<float> dense;
+  for (int64_t i = 0; i < 15; ++i) dense.push_back(HalfToFloat(static_cast<const uint16_t*>(ds->features().raw_data())[i]));
+  EXPECT_EQ(dense, (std::vector<float>{1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}));
+  // auto: 5 x 3 floats (60 bytes) are more than the CSR arrays (48 + 24
+  // bytes)? No: 60 < 72, so auto stores them dense too; with a wide
+  // dimension it keeps them sparse.
+  opt_.overwrite = true;
+  opt_.feature_layout = "auto";
+  opt_.feature_dtype = "f32";
+  ASSERT_OK(Run());
+  ds = Open();
+  ASSERT_NE(ds, nullptr);
+  EXPECT_FALSE(ds->sparse_features());
+  opt_.feature_dim = 100;
+  ASSERT_OK(Run());
+  ds = Open();
+  ASSERT_NE(ds, nullptr);
+  EXPECT_TRUE(ds->sparse_features());
+}
+
 TEST_F(SparseFeaturesTest, StringIdsShareTheEdgeIds) {
   WriteFile(tmp_.File("edges.txt"), "a b\nb c\n");
   WriteFile(tmp_.File("f.json"), "{\"c\": [1], \"a\": [0], \"d\": [2]}");
   opt_.ids = IdKind::kString;
   opt_.features = tmp_.File("f.json");
+  opt_.feature_layout = "sparse";  // auto would store 4 x 3 densely
   ASSERT_OK(Run());
   auto ds = Open();
   ASSERT_NE(ds, nullptr);
@@ -172,12 +203,18 @@ TEST_F(SparseFeaturesTest, OptionCombinationsAreChecked) {
   EXPECT_ERROR_CONTAINS(Run(), "--features and --sparse-features are exclusive");
   opt_.sparse_features.clear();
   opt_.feature_dtype = "f16";
-  EXPECT_ERROR_CONTAINS(Run(), "--feature-dtype f16 applies to dense features");
+  EXPECT_ERROR_CONTAINS(Run(), "--feature-dtype f16 applies to dense features", "--feature-layout dense");
+  opt_.feature_layout = "csr";
+  EXPECT_ERROR_CONTAINS(Run(), "--feature-layout must be auto, sparse or dense, got 'csr'");
   opt_.feature_dtype = "f32";
+  opt_.feature_layout = "auto";
   WriteFile(tmp_.File("f.txt"), "1 2\n3 4\n5 6\n7 8\n9 0\n");
   opt_.features = tmp_.File("f.txt");
   opt_.feature_dim = 3;
   EXPECT_ERROR_CONTAINS(Run(), "--feature-dim applies to sparse features");
+  opt_.feature_dim = 0;
+  opt_.feature_layout = "dense";
+  EXPECT_ERROR_CONTAINS(Run(), "--feature-layout applies to sparse features");
 }
 
 TEST_F(SparseFeaturesTest, NoFeaturesWarnsWhatTrainNeeds) {
@@ -195,6 +232,7 @@ TEST_F(SparseFeaturesTest, DatasetOpenValidatesTheSparseArrays) {
   WriteFile(tmp_.File("f.json"), "{\"0\": [4, 1], \"3\": [0]}");
   opt_.features = tmp_.File("f.json");
   opt_.feature_dim = 5;
+  opt_.feature_layout = "sparse";
   ASSERT_OK(Run());
   // A manifest claiming fewer features than the ids use.
   const std::string manifest = opt_.output + "/manifest.json";

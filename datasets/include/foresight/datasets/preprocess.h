@@ -64,6 +64,12 @@ struct PreprocessOptions {
   // --feature-dim D: the sparse feature width when the largest id + 1 is not
   // it (ids must be below D). 0 = largest id + 1. Sparse inputs only. Default: 0.
   int64_t feature_dim = 0;
+  // --feature-layout for sparse inputs: "sparse" (the CSR arrays, read by
+  // the model's input table), "dense" (features.npy [N, feature_dim], for
+  // the store, cache and partition options or a plain first layer; N x F
+  // x 4 bytes) or "auto" (dense only when that is no larger than the CSR
+  // arrays, i.e. at least half the entries are set). Default: "auto".
+  std::string feature_layout = "auto";
   // --labels L: .npy (i32/i64 [N]) or text, one label per line or
   // "id label" per line; -1 = unlabelled. Default: "" (all unlabelled).
   std::string labels;
@@ -121,6 +127,12 @@ struct PreprocessReport {
   int64_t self_loops_dropped = 0;
   int64_t duplicates_dropped = 0;
   int64_t feature_dim = 0;
+  // --feature-layout for sparse inputs: "sparse" (the CSR arrays, read by
+  // the model's input table), "dense" (features.npy [N, feature_dim], for
+  // the store, cache and partition options or a plain first layer; N x F
+  // x 4 bytes) or "auto" (dense only when that is no larger than the CSR
+  // arrays, i.e. at least half the entries are set). Default: "auto".
+  std::string feature_layout = "auto";
   int64_t num_classes = 0;
   int64_t num_train = 0, num_val = 0, num_test = 0;
   std::vector<std::string> warnings;  // also logged
