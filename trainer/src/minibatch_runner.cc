@@ -65,6 +65,7 @@ class MiniBatchRunner : public EpochRunner {
     mi.options = &o;
     for (const autograd::Parameter* p : state_.model->Parameters()) mi.parameters += p->value().numel();
     mi.row_bytes = RowBytes();
+    mi.input_width = state_.model->LayerInputDim(0);
     mi.queue_capacity = kQueueCapacity;
     mi.max_in_flight = kMaxInFlight;
     mi.baseline_bytes = std::max<int64_t>(0, baseline);
@@ -78,7 +79,7 @@ class MiniBatchRunner : public EpochRunner {
     // cache, which is only known now): size it by the cache itself, and
     // rebuild the order only when that changes the group.
     if (partition_order_ != nullptr && o.resident_partitions == 0 && o.cache_size < 0 &&
-        AutoGroupSize(d, partition_order_->offsets(), cache_bytes_) != partition_order_->group_size()) {
+        AutoGroupSize(partition_order_->offsets(), cache_bytes_) != partition_order_->group_size()) {
       FS_RETURN_IF_ERROR(MakeOrder(d, o, cache_bytes_));
     }
     if (partition_order_ != nullptr) {
@@ -276,7 +277,7 @@ class MiniBatchRunner : public EpochRunner {
       FS_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, PartitionOffsets(d));
       const int parts = static_cast<int>(offsets.size()) - 1;
       int group = o.resident_partitions;
-      if (group == 0) group = AutoGroupSize(d, offsets, cache_bytes);
+      if (group == 0) group = AutoGroupSize(offsets, cache_bytes);
       group = std::min(group, parts);
       auto order = std::make_unique<sampler::PartitionOrder>(d.train_ids(), std::move(offsets), o.batch_size,
                                                              o.seed, group);
@@ -294,10 +295,10 @@ class MiniBatchRunner : public EpochRunner {
   // resident_partitions 0: as many partitions as `cache_bytes` holds (by
   // the largest partition's rows), at least 1. The group only shapes the
   // order and the resident set, never the pipeline's memory.
-  static int AutoGroupSize(const storage::Dataset& d, const std::vector<int64_t>& offsets, int64_t cache_bytes) {
+  int AutoGroupSize(const std::vector<int64_t>& offsets, int64_t cache_bytes) const {
     int64_t largest = 1;
     for (size_t p = 0; p + 1 < offsets.size(); ++p) largest = std::max(largest, offsets[p + 1] - offsets[p]);
-    const int64_t row_bytes = d.feature_dim() * static_cast<int64_t>(DTypeSize(d.manifest().feature_dtype));
+    const int64_t row_bytes = RowBytes();  // the store's rows (degree features are not the dataset's)
     const int64_t fit = row_bytes > 0 ? cache_bytes / (largest * row_bytes) : 0;
     return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(fit, static_cast<int64_t>(offsets.size()) - 1)));
   }
