@@ -117,6 +117,34 @@ TEST_F(MusaeCliTest, FacebookEvalRebuildsTheSparseInput) {
   EXPECT_TRUE(Exists(tmp_.File("out") + "/embeddings.npy"));
 }
 
+// Per-epoch losses of `train` (every line but the final one).
+std::vector<double> Losses(const std::string& path) {
+  std::vector<double> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.contains("loss")) out.push_back(j["loss"].get<double>());
+  }
+  return out;
+}
+
+TEST_F(MusaeCliTest, TableInputsDoNotDependOnTheThreadCount) {
+  MusaeFixture f;
+  const std::string ds = Preprocess(MusaeStyle::kFacebook, &f);
+  std::vector<double> losses[2];
+  for (int threads : {1, 2}) {
+    const std::string metrics = tmp_.File("m" + std::to_string(threads) + ".jsonl");
+    const testing::CliResult r = RunForesight("train " + Quote(ds) + " --model gat --epochs 3 --batch-size 64 --quiet --threads " +
+                                              std::to_string(threads) + " --metrics " + Quote(metrics));
+    ASSERT_EQ(r.code, 0) << r.err;
+    losses[threads - 1] = Losses(metrics);
+  }
+  ASSERT_EQ(losses[0].size(), 3u);
+  EXPECT_EQ(losses[0], losses[1]);
+}
+
 TEST_F(MusaeCliTest, GitHubWithoutFeaturesNeedsAChoice) {
   MusaeFixture f;
   const std::string ds = Preprocess(MusaeStyle::kGitHub, &f);
