@@ -58,6 +58,7 @@ class ArrayOpener {
 StatusOr<SourceDataset> OpenSourceDataset(const std::string& dir) {
   SourceDataset s;
   s.dir = dir;
+  FS_RETURN_IF_ERROR(storage::CheckNotStagingDir(dir));
   const std::string manifest_path = dir + "/" + storage::kManifestFile;
   FS_ASSIGN_OR_RETURN(s.manifest, storage::ReadManifest(manifest_path));
   const storage::DatasetManifest& m = s.manifest;

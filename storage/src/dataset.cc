@@ -189,6 +189,15 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in, bool
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return ErrnoError("dataset dir " + dir, errno);
   if (!S_ISDIR(st.st_mode)) return InvalidArgument("dataset " + dir + " is not a directory");
+  FS_RETURN_IF_ERROR(CheckNotStagingDir(dir));
+  return OpenDir(dir, validate_ids);
+}
+
+StatusOr<std::unique_ptr<Dataset>> Dataset::OpenDir(const std::string& dir_in, bool validate_ids) {
+  const std::string dir = internal::CleanPath(dir_in);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("dataset dir " + dir, errno);
+  if (!S_ISDIR(st.st_mode)) return InvalidArgument("dataset " + dir + " is not a directory");
   std::unique_ptr<Dataset> ds(new Dataset());
   ds->dir_ = dir;
   FS_ASSIGN_OR_RETURN(ds->manifest_, ReadManifest(dir + "/" + kManifestFile));

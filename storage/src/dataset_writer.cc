@@ -1,8 +1,10 @@
 // DatasetWriter: builds a dataset in a staging directory beside out_dir and
 // renames it into place, so a crash never leaves a half-built dataset that
-// looks valid (manifest.json is written last, and only inside staging).
+// looks valid (manifest.json is written last, and only inside staging,
+// which Dataset::Open refuses: staging_dir.h).
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>  // renameat2
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +16,8 @@
 
 #include "file_util.h"
 #include "foresight/storage/dataset.h"
+#include "staging_dir.h"
+#include "test_hooks.h"
 
 namespace foresight::storage {
 namespace {
@@ -46,9 +50,9 @@ bool IsForesightDataset(const std::string& dir) {
 
 Status CheckFileName(const std::string& file) {
   if (file.empty() || file.find('/') != std::string::npos || file == "." || file == ".." ||
-      file == kManifestFile) {
-    return InvalidArgument("dataset file name \"" + file +
-                           "\" must be a plain name inside the dataset dir (and not manifest.json)");
+      file == kManifestFile || file == internal::kStagingMarker) {
+    return InvalidArgument("dataset file name \"" + file + "\" must be a plain name inside the dataset dir (and not " +
+                           kManifestFile + " or " + internal::kStagingMarker + ")");
   }
   return Status::OK();
 }
@@ -61,13 +65,43 @@ Status WriteFileDurably(const std::string& path, const std::string& contents) {
   return internal::CloseFd(&fd, path);
 }
 
+// Makes `dir` and its missing ancestors; *made lists the ones made,
+// deepest first (also on failure, for RemoveMadeDirs).
+Status MakeDirs(const std::string& dir, std::vector<std::string>* made) {
+  std::vector<std::string> missing;
+  for (std::string p = dir; !Exists(p); p = internal::ParentDir(p)) {
+    missing.push_back(p);
+    if (p == "." || p == "/") break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("mkdir " + *it, errno);
+    made->insert(made->begin(), *it);
+  }
+  return Status::OK();
+}
+
+// Removes the directories MakeDirs made, deepest first, while they are
+// empty (rmdir only: whatever another process put there stays).
+void RemoveMadeDirs(const std::vector<std::string>& made) {
+  for (const std::string& d : made) {
+    if (::rmdir(d.c_str()) != 0) return;
+  }
+}
+
 }  // namespace
 
-DatasetWriter::DatasetWriter(std::string out_dir, std::string staging, bool overwrite)
-    : out_dir_(std::move(out_dir)), staging_(std::move(staging)), overwrite_(overwrite) {}
+DatasetWriter::DatasetWriter(std::string out_dir, std::string staging, bool overwrite,
+                             std::vector<std::string> made_dirs)
+    : out_dir_(std::move(out_dir)),
+      staging_(std::move(staging)),
+      overwrite_(overwrite),
+      made_dirs_(std::move(made_dirs)) {}
 
 DatasetWriter::~DatasetWriter() {
-  if (!committed_) internal::RemoveAll(staging_).IgnoreError();
+  if (committed_) return;
+  // Removed while its marker is still locked (until only the marker is left).
+  internal::RemoveStagingDir(staging_, &lock_).IgnoreError();
+  RemoveMadeDirs(made_dirs_);
 }
 
 StatusOr<std::unique_ptr<DatasetWriter>> DatasetWriter::Create(const std::string& out_dir_in,
@@ -76,6 +110,9 @@ StatusOr<std::unique_ptr<DatasetWriter>> DatasetWriter::Create(const std::string
   if (out_dir.empty() || out_dir == "." || out_dir == "/") {
     return InvalidArgument("dataset output dir \"" + out_dir_in + "\" is not a usable path");
   }
+  // What killed runs on this output left behind goes first, whatever this
+  // run then decides.
+  internal::RemoveStaleStaging(out_dir);
   if (Exists(out_dir)) {
     if (!overwrite) {
       return AlreadyExists("dataset output dir " + out_dir + " already exists (pass overwrite to replace it)");
@@ -86,14 +123,20 @@ StatusOr<std::unique_ptr<DatasetWriter>> DatasetWriter::Create(const std::string
                                 kDatasetFormat + "\") and not empty; remove it or choose another path");
     }
   }
-  const std::string parent = internal::ParentDir(out_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(parent, ec);
-  if (ec) return IoError("create directory " + parent + ": " + ec.message());
-  const std::string staging =
-      out_dir + ".tmp-" + std::to_string(::getpid()) + "-" + internal::RandomSuffix();
-  if (::mkdir(staging.c_str(), 0755) != 0) return ErrnoError("mkdir " + staging, errno);
-  return std::unique_ptr<DatasetWriter>(new DatasetWriter(out_dir, staging, overwrite));
+  std::vector<std::string> made;
+  Status s = MakeDirs(internal::ParentDir(out_dir), &made);
+  const std::string staging = internal::NewStagingPath(out_dir);
+  if (s.ok() && ::mkdir(staging.c_str(), 0755) != 0) s = ErrnoError("mkdir " + staging, errno);
+  if (!s.ok()) {
+    RemoveMadeDirs(made);
+    return s;
+  }
+  internal::CrashPoint("staging-created");
+  // From here the writer's destructor cleans up.
+  std::unique_ptr<DatasetWriter> w(new DatasetWriter(out_dir, staging, overwrite, std::move(made)));
+  FS_RETURN_IF_ERROR(internal::WriteStagingMarker(staging, staging, out_dir, &w->lock_));
+  internal::CrashPoint("staging-locked");
+  return w;
 }
 
 std::string DatasetWriter::StagingPath(const std::string& file) const { return staging_ + "/" + file; }
@@ -138,14 +181,15 @@ Status DatasetWriter::Commit() {
   manifest_.format = kDatasetFormat;
   manifest_.version = kDatasetVersion;
   FS_RETURN_IF_ERROR(WriteFileDurably(StagingPath(kManifestFile), manifest_.ToJson().dump(2) + "\n"));
+  internal::CrashPoint("manifest-written");
   // Refuse to publish something Dataset::Open would reject.
   {
-    auto check = Dataset::Open(staging_, /*validate_ids=*/true);
+    auto check = Dataset::OpenDir(staging_, /*validate_ids=*/true);
     if (!check.ok()) return check.status().WithContext("dataset " + out_dir_ + " not committed");
   }
   FS_RETURN_IF_ERROR(internal::FsyncDir(staging_));
+  internal::CrashPoint("before-commit");
 
-  const std::string parent = internal::ParentDir(out_dir_);
   if (Exists(out_dir_)) {
     if (!overwrite_) {
       return AlreadyExists("dataset output dir " + out_dir_ + " appeared while writing; not replaced");
@@ -153,22 +197,60 @@ Status DatasetWriter::Commit() {
     if (!IsEmptyDir(out_dir_) && !(IsDir(out_dir_) && IsForesightDataset(out_dir_))) {
       return FailedPrecondition("refusing to overwrite " + out_dir_ + ": it is not a foresight dataset");
     }
-    // Old away, new in, then delete old: out_dir is never a partial dataset.
-    const std::string old =
-        out_dir_ + ".old-" + std::to_string(::getpid()) + "-" + internal::RandomSuffix();
-    FS_RETURN_IF_ERROR(internal::RenamePath(out_dir_, old));
-    Status s = internal::RenamePath(staging_, out_dir_);
-    if (!s.ok()) {
-      internal::RenamePath(old, out_dir_).IgnoreError();
-      return s;
-    }
-    committed_ = true;
-    FS_RETURN_IF_ERROR(internal::FsyncDir(parent));
-    return internal::RemoveAll(old);
+    return Replace();
   }
+  // The commit: one rename, after which out_dir opens (the marker inside
+  // now names another directory).
   FS_RETURN_IF_ERROR(internal::RenamePath(staging_, out_dir_));
   committed_ = true;
-  return internal::FsyncDir(parent);
+  internal::CrashPoint("committed");
+  lock_ = ScopedFd();  // no longer needed; closed first so NFS deletes the file outright
+  internal::RemoveStagingMarker(out_dir_);
+  return internal::FsyncDir(internal::ParentDir(out_dir_));
+}
+
+Status DatasetWriter::Replace() {
+  // The old dataset is first marked (and locked) as a staging dir under the
+  // name it will have once swapped out, so that from the swap on it is
+  // refused by Dataset::Open and removed by the next run if this one dies.
+  const bool exchange = internal::RenameExchangeAllowed();
+  std::string old_at = exchange ? staging_ : internal::NewStagingPath(out_dir_);
+  ScopedFd old_lock;
+  FS_RETURN_IF_ERROR(internal::WriteStagingMarker(out_dir_, old_at, out_dir_, &old_lock));
+  internal::CrashPoint("old-marked");
+  bool swapped = false;
+  if (exchange) {
+    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, out_dir_.c_str(), RENAME_EXCHANGE) == 0) {
+      swapped = true;
+    } else if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
+      const int err = errno;
+      internal::RemoveStagingMarker(out_dir_);
+      return ErrnoError("renameat2(RENAME_EXCHANGE) " + staging_ + " <-> " + out_dir_, err);
+    } else {
+      // This file system cannot swap: two renames, under a fresh name.
+      old_at = internal::NewStagingPath(out_dir_);
+      FS_RETURN_IF_ERROR(internal::RewriteStagingMarker(old_lock.get(), out_dir_ + "/" + internal::kStagingMarker,
+                                                        old_at, out_dir_));
+    }
+  }
+  if (!swapped) {
+    // out_dir is absent between these two renames.
+    FS_RETURN_IF_ERROR(internal::RenamePath(out_dir_, old_at));
+    internal::CrashPoint("old-moved");
+    Status s = internal::RenamePath(staging_, out_dir_);
+    if (!s.ok()) {
+      if (internal::RenamePath(old_at, out_dir_).ok()) internal::RemoveStagingMarker(out_dir_);
+      return s;
+    }
+  }
+  committed_ = true;
+  internal::CrashPoint("committed");
+  lock_ = ScopedFd();  // no longer needed; closed first so NFS deletes the file outright
+  internal::RemoveStagingMarker(out_dir_);
+  FS_RETURN_IF_ERROR(internal::FsyncDir(internal::ParentDir(out_dir_)));
+  internal::CrashPoint("replaced");
+  // Deleted while old_lock still holds its marker: no other run touches it.
+  return internal::RemoveStagingDir(old_at, &old_lock);
 }
 
 }  // namespace foresight::storage

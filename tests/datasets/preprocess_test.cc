@@ -64,7 +64,9 @@ class PreprocessTest : public ::testing::Test {
     const Status s = Preprocess(o, CpuContext());
     testing::ExpectErrorContains(s, "Preprocess", parts);
     EXPECT_FALSE(fs::exists(o.output)) << o.output << " exists after a failed run";
-    for (const auto& e : fs::directory_iterator(fs::path(o.output).parent_path())) {
+    const fs::path parent = fs::path(o.output).parent_path();
+    if (!fs::exists(parent)) return;  // removed with what it made
+    for (const auto& e : fs::directory_iterator(parent)) {
       EXPECT_EQ(e.path().filename().string().find("out.tmp"), std::string::npos) << "staging left: " << e.path();
     }
   }
@@ -400,6 +402,24 @@ TEST_F(PreprocessTest, RandomSplitIsSeededAndPerClass) {
   std::vector<int> per(4, 0);
   for (int64_t v : Ints(a->train_ids())) per[v % 4]++;
   EXPECT_EQ(per, (std::vector<int>{5, 5, 5, 5}));
+}
+
+// A failed run removes the output's parent directories that it made, and
+// only those (issue 17: an empty parent was left behind).
+TEST_F(PreprocessTest, FailedRunLeavesNoDirectoryItMade) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("in/edges.txt", "0 1\n1 x\n");
+  o.output = Path("new/data/out");
+  ExpectFails(o, {"edges.txt:2:"});
+  EXPECT_FALSE(fs::exists(Path("new")));
+  fs::create_directory(Path("new"));
+  ExpectFails(o, {"edges.txt:2:"});
+  EXPECT_TRUE(fs::is_directory(Path("new")));
+  EXPECT_FALSE(fs::exists(Path("new/data")));
+  // A missing input fails the same way.
+  o.edges = Path("in/missing.txt");
+  ExpectFails(o, {"missing.txt"});
+  EXPECT_FALSE(fs::exists(Path("new/data")));
 }
 
 TEST_F(PreprocessTest, ExistingOutputIsNotReplaced) {

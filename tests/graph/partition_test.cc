@@ -459,7 +459,8 @@ TEST(PartitionTest, FullDiskLeavesTheDatasetAsItWas) {
     if (name != storage::kManifestFile) total += static_cast<int64_t>(bytes.size());
   }
   std::filesystem::remove_all(tmp.File("probe"));
-  for (const std::string& output : {std::string(), tmp.File("out")}) {
+  // Into a new folder too: the folders the run made go with it.
+  for (const std::string& output : {std::string(), tmp.File("out"), tmp.File("new/sub/out")}) {
     for (int64_t limit : {int64_t(0), int64_t(5000), total / 2, total - 1}) {
       internal::SetWriteLimitForTesting(limit);
       auto r = PartitionDataset(CpuContext(), in, Opts(4, "stream", output));

@@ -1,8 +1,8 @@
 // Layer-wise inference through RowStores: the same bits as the in-memory
 // algorithm it replaced (kept below as the reference) whether the hidden
-// layers stay in RAM or go to scratch files, with only the needed rows
-// computed; gcn chunked equals gcn over the whole graph; scratch files are
-// removed, also on error.
+// layers stay in RAM or go to scratch files, and the same up to float
+// rounding with only the needed rows computed; gcn chunked equals gcn over
+// the whole graph; scratch files are removed, also on error.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -131,6 +131,24 @@ bool Bitwise(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
 
+// Computing only the needed rows puts each row at another position of the
+// hidden layers' GEMM calls than the reference does, and some BLAS kernels
+// (OpenBLAS's Haswell and Zen sgemm, the ones an AMD EPYC gets) round a row
+// differently depending on its position in the call. So the needed-rows
+// path is held to float rounding, not bits; every path that computes all
+// rows must still match bit for bit.
+::testing::AssertionResult CloseToRounding(const Tensor& got, const Tensor& want) {
+  if (got.shape() != want.shape()) return ::testing::AssertionFailure() << "shapes differ";
+  const float* g = got.data<float>();
+  const float* w = want.data<float>();
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    if (std::fabs(g[i] - w[i]) > 1e-5f * (1.0f + std::fabs(w[i]))) {
+      return ::testing::AssertionFailure() << "element " << i << ": " << g[i] << " vs " << w[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 int64_t FilesIn(const std::string& dir) {
   int64_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -182,8 +200,8 @@ TEST_P(LayerwiseInferenceTest, SameBitsInRamOnDiskAndWithNeededRowsOnly) {
       ASSERT_OK(LayerwiseInference(f.ctx, *model, f.sampler, f.whole, *store, chunk, groups,
                                    /*want_embeddings=*/false, false, memory, &got));
       ASSERT_EQ(got.logits.size(), 2u);
-      EXPECT_TRUE(Bitwise(got.logits[0], want_groups.logits[0]));
-      EXPECT_TRUE(Bitwise(got.logits[1], want_groups.logits[1]));
+      EXPECT_TRUE(CloseToRounding(got.logits[0], want_groups.logits[0]));
+      EXPECT_TRUE(CloseToRounding(got.logits[1], want_groups.logits[1]));
 
       ASSERT_OK(LayerwiseInference(f.ctx, *model, f.sampler, f.whole, *store, chunk, groups,
                                    /*want_embeddings=*/true, false, memory, &got));

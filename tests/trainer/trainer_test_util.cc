@@ -1,5 +1,6 @@
 #include "trainer_test_util.h"
 
+#include <filesystem>
 #include <sstream>
 
 #include "testing/testing.h"
@@ -28,6 +29,14 @@ std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path) {
     }
   }
   return lines;
+}
+
+std::map<std::string, std::string> TreeContents(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) out[std::filesystem::relative(e.path(), dir).string()] = ReadFile(e.path().string());
+  }
+  return out;
 }
 
 trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string& model, bool full_graph) {

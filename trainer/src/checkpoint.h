@@ -2,7 +2,9 @@
 // last and atomically) and sub-directories epoch-<k>/ (parameters and
 // optimizer state after epoch k) and best-<j>/ (parameters of the best epoch
 // j), each written under a temporary name and renamed into place. A crash at
-// any point leaves the previous checkpoint intact. Private to the trainer.
+// any point leaves the previous checkpoint intact, and what it left half
+// written is removed when the directory is next opened
+// (RemoveCheckpointLeftovers). Private to the trainer.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +46,18 @@ std::string TrainingOptionsHash(const TrainOptions& o);
 
 // Writes epoch-<state->epoch>/ with the model's parameters and the
 // optimizer's state, best-<epoch>/ too when `is_best`, then checkpoint.json,
-// then removes sub-directories no longer referenced. Updates state's dirs.
+// then removes sub-directories no longer referenced. Updates state's dirs
+// and optimizer_steps. A failure before checkpoint.json is replaced removes
+// what this call created and leaves `state` as it was. The caller holds the
+// directory's CheckpointDirLock.
 Status SaveCheckpoint(const std::string& dir, const GnnModel& model, autograd::Optimizer& optimizer,
                       bool is_best, CheckpointState* state);
+// Removes what killed or failed writers left in `dir`: "*.tmp" entries, and
+// epoch-*/best-* sub-directories checkpoint.json does not name (all of them
+// when there is no checkpoint.json; none when it is unreadable). Logs one
+// line naming them when there were any. The caller holds the directory's
+// CheckpointDirLock, so no live writer owns them.
+Status RemoveCheckpointLeftovers(const std::string& dir);
 // Reads checkpoint.json (NotFound when the directory holds none).
 StatusOr<CheckpointState> ReadCheckpointState(const std::string& dir);
 // Copies the parameters saved in dir/sub into `model` (names and shapes must

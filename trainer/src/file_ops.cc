@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "test_points.h"
+
 namespace foresight::trainer::internal {
 
 namespace fs = std::filesystem;
@@ -44,6 +46,8 @@ Status MakeDirs(const std::string& dir) {
   return Status::OK();
 }
 
+Status FsyncDir(const std::string& dir) { return FsyncPath(dir, /*directory=*/true); }
+
 Status DurableRename(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoError("rename " + from + " to " + to, errno);
   return FsyncPath(ParentOf(to), /*directory=*/true);
@@ -74,7 +78,10 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
     ::unlink(tmp.c_str());
     return ErrnoError("write " + tmp, !wrote ? write_err : flush_err);
   }
-  return DurableRename(tmp, path);
+  Status s = TestPoint("atomic-file.synced");
+  if (s.ok()) s = DurableRename(tmp, path);
+  if (!s.ok()) ::unlink(tmp.c_str());  // gone already when only the directory's fsync failed
+  return s;
 }
 
 StatusOr<std::string> ReadWholeFile(const std::string& path) {

@@ -10,6 +10,8 @@ namespace foresight::trainer::internal {
 
 // Creates `dir` and missing parents; OK when it exists as a directory.
 Status MakeDirs(const std::string& dir);
+// fsync(2) of a directory: its entries are durable.
+Status FsyncDir(const std::string& dir);
 // rename(2), then fsync of the destination's directory (durable rename).
 Status DurableRename(const std::string& from, const std::string& to);
 // Removes a file or directory tree; a missing path is OK.

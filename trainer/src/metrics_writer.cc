@@ -1,6 +1,12 @@
 #include "metrics_writer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <utility>
+
+#include "foresight/core/logging.h"
 
 namespace foresight::trainer::internal {
 
@@ -34,27 +40,7 @@ nlohmann::json EpochMetricsToJson(const EpochMetrics& m) {
   return j;
 }
 
-StatusOr<std::unique_ptr<MetricsWriter>> MetricsWriter::Open(const std::string& path, bool append) {
-  FILE* f = std::fopen(path.c_str(), append ? "ab" : "wb");
-  if (f == nullptr) return ErrnoError("open metrics file " + path, errno);
-  return std::unique_ptr<MetricsWriter>(new MetricsWriter(path, f));
-}
-
-MetricsWriter::~MetricsWriter() {
-  if (file_ != nullptr) std::fclose(file_);
-}
-
-Status MetricsWriter::WriteLine(const nlohmann::json& j) {
-  const std::string line = j.dump() + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-    return ErrnoError("write metrics file " + path_, errno);
-  }
-  return Status::OK();
-}
-
-Status MetricsWriter::WriteEpoch(const EpochMetrics& m) { return WriteLine(EpochMetricsToJson(m)); }
-
-Status MetricsWriter::WriteFinal(const TrainSummary& s) {
+std::string FinalLine(const TrainSummary& s) {
   nlohmann::json j;
   j["final"] = true;
   j["best_epoch"] = s.best_epoch;
@@ -62,7 +48,107 @@ Status MetricsWriter::WriteFinal(const TrainSummary& s) {
   j["test_acc"] = s.test_acc;
   j["epochs"] = s.epochs_completed;
   j["stopped_early"] = s.stopped_early;
-  return WriteLine(j);
+  return j.dump();
+}
+
+namespace {
+
+// The number of leading lines of `text` that are the epoch lines 1, 2, ...
+// (at most `epochs` of them), and the bytes they span.
+std::pair<int, size_t> LeadingEpochLines(const std::string& text, int epochs) {
+  int kept = 0;
+  size_t end = 0;
+  while (kept < epochs) {
+    const size_t nl = text.find('\n', end);
+    if (nl == std::string::npos) break;  // a partial line is never kept
+    const nlohmann::json j = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(end),
+                                                   text.begin() + static_cast<std::ptrdiff_t>(nl), nullptr,
+                                                   /*allow_exceptions=*/false);
+    if (!j.is_object() || j.contains("final") || !j.contains("epoch") || !j["epoch"].is_number_integer() ||
+        j["epoch"].get<int64_t>() != kept + 1) {
+      break;
+    }
+    ++kept;
+    end = nl + 1;
+  }
+  return {kept, end};
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<MetricsWriter>> MetricsWriter::Create(const std::string& path, bool durable) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("open metrics file " + path, errno);
+  return std::unique_ptr<MetricsWriter>(new MetricsWriter(path, fd, durable));
+}
+
+StatusOr<std::unique_ptr<MetricsWriter>> MetricsWriter::Resume(const std::string& path, int epochs, bool durable) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("open metrics file " + path, errno);
+  std::unique_ptr<MetricsWriter> w(new MetricsWriter(path, fd, durable));
+  std::string text;
+  char buf[1 << 16];
+  for (uint64_t off = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof(buf), static_cast<off_t>(off));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("read metrics file " + path, errno);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    off += static_cast<uint64_t>(n);
+  }
+  const auto [kept, end] = LeadingEpochLines(text, epochs);
+  w->kept_epochs_ = kept;
+  w->end_ = end;
+  w->dropped_ = text.substr(end);
+  if (kept < epochs) {
+    FS_LOG(WARNING) << "metrics file " << path << " holds the lines of "
+                    << (kept == 0 ? std::string("no epoch") : "epochs 1-" + std::to_string(kept))
+                    << " of the checkpoint's " << epochs << " (a new or edited file): the lines of epochs "
+                    << kept + 1 << "-" << epochs << " will be missing from it";
+  }
+  return w;
+}
+
+MetricsWriter::~MetricsWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status MetricsWriter::Append(const std::string& line) {
+  if (!dropped_.empty()) {
+    if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
+      return ErrnoError("truncate metrics file " + path_ + " to " + std::to_string(end_) + " bytes", errno);
+    }
+    FS_LOG(INFO) << "metrics file " << path_ << ": removed the " << dropped_.size()
+                 << " bytes after the line of epoch " << kept_epochs_
+                 << ", the checkpoint's last (lines of lost epochs, or the final line of a run now extended)";
+    dropped_.clear();
+  }
+  for (size_t done = 0; done < line.size();) {
+    const ssize_t n = ::pwrite(fd_, line.data() + done, line.size() - done, static_cast<off_t>(end_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ErrnoError("write metrics file " + path_, n < 0 ? errno : ENOSPC);
+    done += static_cast<size_t>(n);
+  }
+  end_ += line.size();
+  if (durable_ && ::fsync(fd_) != 0) return ErrnoError("fsync metrics file " + path_, errno);
+  return Status::OK();
+}
+
+Status MetricsWriter::WriteEpoch(const EpochMetrics& m) {
+  FS_RETURN_IF_ERROR(Append(EpochMetricsToJson(m).dump() + "\n"));
+  ++kept_epochs_;
+  return Status::OK();
+}
+
+Status MetricsWriter::WriteFinal(const TrainSummary& s) {
+  const std::string line = FinalLine(s) + "\n";
+  if (dropped_ == line) {  // a finished run resumed: the file is already complete
+    dropped_.clear();
+    return Status::OK();
+  }
+  return Append(line);
 }
 
 }  // namespace foresight::trainer::internal

@@ -4,12 +4,15 @@
 #include <memory>
 
 #include "checkpoint.h"
+#include "checkpoint_lock.h"
 #include "epoch_runner.h"
+#include "foresight/core/logging.h"
 #include "foresight/core/thread_pool.h"
 #include "metrics_writer.h"
 #include "node_data.h"
 #include "node_input.h"
 #include "progress_reporter.h"
+#include "test_points.h"
 
 namespace foresight::trainer {
 
@@ -33,10 +36,20 @@ ModelConfig ModelConfigFor(const TrainOptions& o, const storage::Dataset& d, con
 }
 
 // Restores model, optimizer and progress from options.checkpoint_dir after
-// checking that it was written by the same configuration.
+// checking that it was written by the same configuration. Sets *resumed to
+// false, and leaves everything as it was, when the directory holds no
+// complete checkpoint (a run killed before its first one finished): a
+// restart script that always passes --resume then starts from epoch 1.
 Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* model,
-              autograd::Optimizer* optimizer, CheckpointState* state) {
-  FS_ASSIGN_OR_RETURN(*state, internal::ReadCheckpointState(o.checkpoint_dir));
+              autograd::Optimizer* optimizer, CheckpointState* state, bool* resumed) {
+  *resumed = false;
+  StatusOr<CheckpointState> saved = internal::ReadCheckpointState(o.checkpoint_dir);
+  if (!saved.ok() && saved.status().code() == StatusCode::kNotFound) {
+    FS_LOG(INFO) << "resume: no complete checkpoint in " << o.checkpoint_dir << " yet; starting from epoch 1";
+    return Status::OK();
+  }
+  FS_RETURN_IF_ERROR(saved.status());
+  *state = std::move(saved).value();
   if (state->options_hash != fresh.options_hash) {
     return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir +
                               " was written with different training options (" +
@@ -55,6 +68,14 @@ Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* mod
   FS_RETURN_IF_ERROR(internal::LoadOptimizerState(o.checkpoint_dir, state->last_dir, state->optimizer_steps,
                                                   optimizer));
   state->options = fresh.options;  // the new epochs / patience are what later saves record
+  *resumed = true;
+  if (state->stopped_early || state->epoch >= o.epochs) {
+    FS_LOG(INFO) << "resume: the run in " << o.checkpoint_dir << " has finished (" << state->epoch << " epochs"
+                 << (state->stopped_early ? ", stopped early" : "") << "); nothing to train";
+  } else {
+    FS_LOG(INFO) << "resume: continuing from the checkpoint of epoch " << state->epoch << " in "
+                 << o.checkpoint_dir;
+  }
   return Status::OK();
 }
 
@@ -67,6 +88,14 @@ Status Train(const TrainOptions& options, TrainSummary* out) {
 Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out) {
   FS_RETURN_IF_ERROR(options.Validate());
   *out = TrainSummary();
+  // The checkpoint directory is this run's until it returns; what killed
+  // runs left half written in it goes first.
+  std::unique_ptr<internal::CheckpointDirLock> checkpoint_lock;
+  if (!options.checkpoint_dir.empty()) {
+    FS_ASSIGN_OR_RETURN(checkpoint_lock, internal::CheckpointDirLock::Acquire(options.checkpoint_dir));
+    FS_RETURN_IF_ERROR(internal::TestPoint("checkpoint.locked"));
+    FS_RETURN_IF_ERROR(internal::RemoveCheckpointLeftovers(options.checkpoint_dir));
+  }
   ThreadPool pool(options.threads);
   const ExecContext ctx = CpuContext(options.seed, &pool);
 
@@ -87,14 +116,22 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   state.model = model_config;
   state.options = internal::TrainOptionsToJson(options);
   state.options_hash = internal::TrainingOptionsHash(options);
+  bool resumed = false;
   if (options.resume) {
     CheckpointState fresh = state;
-    FS_RETURN_IF_ERROR(Resume(options, fresh, model.get(), optimizer.get(), &state));
+    FS_RETURN_IF_ERROR(Resume(options, fresh, model.get(), optimizer.get(), &state, &resumed));
   }
 
+  // With checkpoints, each metrics line is made durable before its epoch's
+  // checkpoint commits: see MetricsWriter for why that keeps the file exact.
   std::unique_ptr<internal::MetricsWriter> metrics;
   if (!options.metrics_file.empty()) {
-    FS_ASSIGN_OR_RETURN(metrics, internal::MetricsWriter::Open(options.metrics_file, options.resume));
+    const bool durable = !options.checkpoint_dir.empty();
+    if (resumed) {
+      FS_ASSIGN_OR_RETURN(metrics, internal::MetricsWriter::Resume(options.metrics_file, state.epoch, durable));
+    } else {
+      FS_ASSIGN_OR_RETURN(metrics, internal::MetricsWriter::Create(options.metrics_file, durable));
+    }
   }
 
   // The runners report to the caller's observers or, when it gave none, to
@@ -149,7 +186,9 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
     if (options.patience > 0 && state.epochs_since_best >= options.patience) state.stopped_early = true;
 
     out->history.push_back(m);
+    // The line first, then the checkpoint (the order MetricsWriter relies on).
     if (metrics) FS_RETURN_IF_ERROR(metrics->WriteEpoch(m));
+    FS_RETURN_IF_ERROR(internal::TestPoint("metrics.epoch-written"));
     if (!options.checkpoint_dir.empty()) {
       FS_RETURN_IF_ERROR(internal::SaveCheckpoint(options.checkpoint_dir, *model, *optimizer, improved, &state));
     }
@@ -162,6 +201,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   out->best_epoch = state.best_epoch;
   out->best_val_acc = state.best_val_acc < 0 ? 0.0 : state.best_val_acc;
   out->test_acc = state.test_acc;
+  FS_RETURN_IF_ERROR(internal::TestPoint("metrics.before-final"));
   if (metrics) FS_RETURN_IF_ERROR(metrics->WriteFinal(*out));
   return Status::OK();
 }

@@ -4,7 +4,8 @@
 // original ids, with provenance in manifest "source". Inputs may be plain,
 // .gz or .xz. Edges go through graph::CsrBuilder, so the edge list never has
 // to fit in RAM; every parse error names the file, the line and the reason,
-// and a failed run leaves no output directory (DatasetWriter staging).
+// and a failed run leaves no output directory, nor the parents it made
+// (DatasetWriter staging).
 #pragma once
 
 #include <cstddef>

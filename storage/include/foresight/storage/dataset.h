@@ -2,7 +2,9 @@
 // (graph in CSR by destination, features, labels, splits, original ids).
 // Dataset opens and validates one read-only (arrays are mmap'd);
 // DatasetWriter builds one in a staging directory and renames it into place,
-// so an interrupted build never leaves a directory that looks valid.
+// so an interrupted build never leaves a directory that looks valid: a
+// staging directory is refused by Dataset::Open under any name it has
+// before that rename, and the next run on the same output removes it.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
+#include "foresight/storage/file_io.h"
 #include "foresight/storage/npy.h"
 
 namespace foresight::storage {
@@ -85,6 +88,13 @@ Status ParseManifest(const nlohmann::json& j, const std::string& origin, Dataset
 StatusOr<std::vector<int64_t>> ParsePartitionOffsets(const DatasetManifest& m, const std::string& origin);
 // Reads and parses `path` (NotFound when absent, DataLoss when not JSON).
 StatusOr<DatasetManifest> ReadManifest(const std::string& path);
+// OK unless `dir` is a DatasetWriter staging directory (it holds the
+// writer's marker naming it): then FailedPrecondition naming the output
+// being written and the writing process. Readers of datasets call it before
+// trusting a manifest (Dataset::Open does).
+Status CheckNotStagingDir(const std::string& dir);
+
+class DatasetWriter;
 
 // A validated, read-only dataset. Arrays are mmap'd; accessors return views
 // that keep the mapping alive. Thread-safe after Open (immutable).
@@ -93,7 +103,8 @@ class Dataset {
   // Opens `dir` and validates manifest vs array headers and shapes, CSR
   // structure (indptr monotone, 0..E; indices in [0, N)), labels in [-1, C).
   // With validate_ids, split ids must lie in [0, N). The O(N+E) checks run
-  // over DefaultThreadPool().
+  // over DefaultThreadPool(). FailedPrecondition for a staging directory
+  // (CheckNotStagingDir).
   static StatusOr<std::unique_ptr<Dataset>> Open(const std::string& dir, bool validate_ids = true);
 
   const Tensor& indptr() const { return indptr_; }
@@ -125,7 +136,10 @@ class Dataset {
   const std::vector<int64_t>& partition_offsets() const { return partition_offsets_; }
 
  private:
+  friend class DatasetWriter;  // validates its staging dir before the commit
   Dataset() = default;
+  // Open without the staging check.
+  static StatusOr<std::unique_ptr<Dataset>> OpenDir(const std::string& dir, bool validate_ids);
   std::string dir_;
   DatasetManifest manifest_;
   Tensor feature_indptr_, feature_indices_, feature_values_;
@@ -134,13 +148,18 @@ class Dataset {
 };
 
 // Builds a dataset in "<out_dir>.tmp-<pid>-<random>" and renames it to
-// out_dir on Commit. Destroyed without Commit, it removes the staging dir.
-// Not thread-safe.
+// out_dir on Commit. The staging dir holds a marker that Dataset::Open
+// refuses and that this process keeps locked, so a later run tells it from
+// one in use (storage/src/staging_dir.h). Create first removes the stale
+// staging dirs that killed runs on the same out_dir left (logging each).
+// Destroyed without Commit, it removes the staging dir and the parent
+// directories that Create made. Not thread-safe.
 class DatasetWriter {
  public:
   // AlreadyExists when out_dir exists and !overwrite. With overwrite, an
   // existing out_dir must be a foresight dataset (has a manifest.json with
-  // format "foresight-dataset"), else FailedPrecondition.
+  // format "foresight-dataset"), else FailedPrecondition. Makes out_dir's
+  // missing parent directories.
   static StatusOr<std::unique_ptr<DatasetWriter>> Create(const std::string& out_dir, bool overwrite);
   ~DatasetWriter();
   DatasetWriter(const DatasetWriter&) = delete;
@@ -159,15 +178,24 @@ class DatasetWriter {
   DatasetManifest& manifest() { return manifest_; }
   // Fills manifest "arrays" from the .npy files present in staging (array
   // name = file name without ".npy"), writes manifest.json last, fsyncs and
-  // renames staging to out_dir (replacing an old dataset when overwrite).
+  // renames staging to out_dir. With overwrite, an old dataset there is
+  // swapped out atomically (renameat2 RENAME_EXCHANGE; where the file
+  // system lacks it, two renames leave out_dir absent for an instant), so
+  // out_dir is at every instant absent, the old dataset or the new one.
   Status Commit();
 
  private:
-  DatasetWriter(std::string out_dir, std::string staging, bool overwrite);
+  DatasetWriter(std::string out_dir, std::string staging, bool overwrite, std::vector<std::string> made_dirs);
+  // Swaps the new dataset in for the one at out_dir_ (Commit with overwrite).
+  Status Replace();
   std::string out_dir_;
   std::string staging_;
   bool overwrite_;
   bool committed_ = false;
+  // Parent directories of out_dir that Create made, deepest first.
+  std::vector<std::string> made_dirs_;
+  // The staging marker, locked while this writer lives.
+  ScopedFd lock_;
   DatasetManifest manifest_;
 };
 

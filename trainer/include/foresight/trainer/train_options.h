@@ -66,9 +66,10 @@ struct TrainOptions {
   std::string metrics_file;
   // Checkpoint directory, written after every epoch; "" = none. Default: ""
   std::string checkpoint_dir;
-  // Continue from the last epoch completed in checkpoint_dir (which must hold
-  // a checkpoint of the same configuration; epochs may grow). The metrics
-  // file is appended to. Default: false
+  // Continue from the last epoch completed in checkpoint_dir (a checkpoint
+  // of the same configuration; epochs may grow), or start from epoch 1 when
+  // it holds no complete checkpoint. The metrics file keeps the lines of the
+  // epochs the checkpoint holds and is appended to. Default: false
   bool resume = false;
   // Destination nodes per chunk in layer-wise full-neighbour inference
   // (evaluation of mini-batch models). gcn evaluates each layer over the whole
