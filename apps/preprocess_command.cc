@@ -31,8 +31,20 @@ class PreprocessCommand : public Command {
         ->type_name("FILE");
     app->add_option("--edge-dtype", edge_dtype_, "edgelist: edge file encoding (default: text)")
         ->type_name("text|int32|int64");
-    app->add_option("--features", o.features, "edgelist: features (.npy or text rows)")
+    app->add_option("--features", o.features,
+                    "edgelist: features (.npy, text rows, or sparse JSON {\"node\": [feature ids]} when the name "
+                    "ends in .json[.gz|.xz])")
         ->type_name("FILE");
+    app->add_option("--sparse-features", o.sparse_features,
+                    "edgelist: sparse features as 'node feature [value]' lines (stored sparse)")
+        ->type_name("FILE");
+    app->add_option("--feature-dim", o.feature_dim,
+                    "Sparse features: the feature width (default: largest id + 1)")
+        ->type_name("INT");
+    app->add_option("--feature-layout", o.feature_layout,
+                    "Sparse features: stored sparse (CSR, read by the model's input table), dense (features.npy), "
+                    "or auto (dense only when no larger; default)")
+        ->type_name("auto|sparse|dense");
     app->add_option("--labels", o.labels, "edgelist: labels (.npy or text: 'label', 'id label' or CSV rows)")
         ->type_name("FILE");
     app->add_option("--label-column", o.label_column,

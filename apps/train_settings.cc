@@ -236,6 +236,10 @@ const std::vector<TrainKey>& TrainKeys() {
   static const std::vector<TrainKey> keys = {
       {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
       {"model", "Model: sage, gcn or gat", &O::model, "sage|gcn|gat", false},
+      {"node-features",
+       "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
+       "degree buckets), one-hot (a learned row per node), learned:DIM (embed/ tables: not built yet)",
+       &O::node_features, nullptr, false},
       {"epochs", "Passes over the training ids", &O::epochs, nullptr, false},
       {"batch-size", "Training seeds per mini-batch", &O::batch_size, nullptr, false},
       {"fanouts", "Neighbours sampled per layer, seeds outward (e.g. 15,10; -1 = all)",

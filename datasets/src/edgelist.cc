@@ -246,6 +246,11 @@ Status ReadEdgeList(Job* job) {
   FS_RETURN_IF_ERROR(CheckInputFile(o.edges, "edgelist: edge file"));
   nlohmann::json inputs = {{"edges", o.edges}};
   if (!o.features.empty()) inputs["features"] = o.features;
+  if (!o.sparse_features.empty()) inputs["sparse_features"] = o.sparse_features;
+  // Sparse features (JSON or COO) are read after the edges and labels: their
+  // nodes may be any subset, so they never decide N for integer ids.
+  const bool sparse = !o.sparse_features.empty() || IsJsonFeatures(o.features);
+  SparseEntries sparse_entries;
   if (!o.labels.empty()) inputs["labels"] = o.labels;
   job->source["inputs"] = inputs;
 
@@ -256,16 +261,21 @@ Status ReadEdgeList(Job* job) {
     job->string_ids = true;
     FS_RETURN_IF_ERROR(ReadEdges(job, -1));
     if (!o.labels.empty()) FS_RETURN_IF_ERROR(ReadStringLabels(job, o.labels));
-    if (!o.features.empty()) FS_RETURN_IF_ERROR(ReadStringFeatures(job, o.features));
+    if (sparse) {
+      FS_RETURN_IF_ERROR(ReadSparseFeatures(job, -1, &sparse_entries));
+    } else if (!o.features.empty()) {
+      FS_RETURN_IF_ERROR(ReadStringFeatures(job, o.features));
+    }
     job->num_nodes = job->ids.size();
     if (!job->labels.empty()) job->labels.resize(static_cast<size_t>(job->num_nodes), -1);
-    return CheckNodesAndLabels(job);
+    FS_RETURN_IF_ERROR(CheckNodesAndLabels(job));
+    return sparse ? WriteSparseFeatures(job, &sparse_entries) : Status::OK();
   }
 
   // Integer ids: N comes from features, else per-row labels, else the ids.
   int64_t n = -1;
   std::string n_from;
-  if (!o.features.empty()) {
+  if (!o.features.empty() && !sparse) {
     StatusOr<int64_t> rows = EndsWith(o.features, ".npy") ? CopyNpyFeatures(job, o.features)
                                                           : CopyTextFeatures(job, o.features);
     FS_RETURN_IF_ERROR(rows.status());
@@ -290,6 +300,7 @@ Status ReadEdgeList(Job* job) {
   // edge's is most likely a label file of another graph (or another id
   // space), so it is refused unless isolated nodes are intended.
   const int64_t max_edge_id = job->builder->max_id();
+  if (sparse) FS_RETURN_IF_ERROR(ReadSparseFeatures(job, n, &sparse_entries));
   if (!n_from_features && !label_info.per_row && label_info.max_id > max_edge_id && !o.allow_isolated_nodes) {
     int64_t beyond = 0;
     for (size_t i = static_cast<size_t>(max_edge_id + 1); i < label_info.seen.size(); ++i) beyond += label_info.seen[i];
@@ -299,10 +310,13 @@ Status ReadEdgeList(Job* job) {
                            BaseName(o.edges) + "'s largest id " + std::to_string(max_edge_id) +
                            "); pass --allow-isolated-nodes to keep such nodes as isolated nodes");
   }
-  if (n < 0) n = std::max<int64_t>(max_edge_id + 1, static_cast<int64_t>(job->labels.size()));
+  if (n < 0) {
+    n = std::max<int64_t>({max_edge_id + 1, static_cast<int64_t>(job->labels.size()), sparse_entries.max_node + 1});
+  }
   job->num_nodes = n;
   if (!job->labels.empty()) job->labels.resize(static_cast<size_t>(n), -1);
-  return CheckNodesAndLabels(job);
+  FS_RETURN_IF_ERROR(CheckNodesAndLabels(job));
+  return sparse ? WriteSparseFeatures(job, &sparse_entries) : Status::OK();
 }
 
 }  // namespace foresight::datasets::internal

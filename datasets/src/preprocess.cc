@@ -49,7 +49,8 @@ Status CheckFraction(double v, const char* flag) {
 // otherwise read as "does not exist" or fail mid-run on read()).
 Status CheckInputFiles(const PreprocessOptions& o) {
   const std::pair<const char*, const std::string*> files[] = {
-      {"--edges", &o.edges}, {"--features", &o.features}, {"--labels", &o.labels}, {"--split-file", &o.split_file}};
+      {"--edges", &o.edges},           {"--features", &o.features},     {"--sparse-features", &o.sparse_features},
+      {"--labels", &o.labels},         {"--split-file", &o.split_file}};
   for (const auto& [flag, path] : files) {
     if (!path->empty()) FS_RETURN_IF_ERROR(internal::CheckInputFile(*path, flag));
   }
@@ -77,12 +78,31 @@ Status ValidateOptions(const PreprocessOptions& o) {
     return InvalidArgument("--feature-dtype must be f32 or f16, got '" + o.feature_dtype + "'");
   }
   if (o.format != InputFormat::kEdgeList) {
-    if (!o.edges.empty() || !o.features.empty() || !o.labels.empty() || !o.label_column.empty() ||
-        !o.id_column.empty() || o.class_names || o.header != HeaderMode::kAuto) {
-      return InvalidArgument(std::string("--edges/--features/--labels and the label file and header flags apply to "
-                                         "--format edgelist, not ") +
+    if (!o.edges.empty() || !o.features.empty() || !o.labels.empty() || !o.sparse_features.empty() ||
+        !o.label_column.empty() || !o.id_column.empty() || o.class_names || o.header != HeaderMode::kAuto) {
+      return InvalidArgument(std::string("--edges/--features/--sparse-features/--labels and the label file and "
+                                         "header flags apply to --format edgelist, not ") +
                              FormatName(o.format));
     }
+  }
+  if (!o.features.empty() && !o.sparse_features.empty()) {
+    return InvalidArgument("--features and --sparse-features are exclusive (one feature file per dataset)");
+  }
+  const bool sparse = !o.sparse_features.empty() || internal::IsJsonFeatures(o.features);
+  if (o.feature_dim < 0) return InvalidArgument("--feature-dim must be >= 1, got " + std::to_string(o.feature_dim));
+  if (o.feature_dim > 0 && !sparse) {
+    return InvalidArgument("--feature-dim applies to sparse features (--features F.json or --sparse-features); "
+                           "dense features take their width from the file");
+  }
+  if (o.feature_layout != "auto" && o.feature_layout != "sparse" && o.feature_layout != "dense") {
+    return InvalidArgument("--feature-layout must be auto, sparse or dense, got '" + o.feature_layout + "'");
+  }
+  if (o.feature_layout != "auto" && !sparse) {
+    return InvalidArgument("--feature-layout applies to sparse features (--features F.json or --sparse-features)");
+  }
+  if (sparse && o.feature_layout != "dense" && o.feature_dtype != "f32") {
+    return InvalidArgument("--feature-dtype " + o.feature_dtype + " applies to dense features; sparse feature "
+                           "values are stored as f32 (pass --feature-layout dense to store them densely)");
   }
   return CheckInputFiles(o);
 }
@@ -147,6 +167,8 @@ nlohmann::json OptionsJson(const PreprocessOptions& o) {
     if (o.allow_isolated_nodes) j["allow_isolated_nodes"] = true;
   }
   if (!o.split_file.empty()) j["split_file"] = o.split_file;
+  if (o.feature_dim > 0) j["feature_dim"] = o.feature_dim;
+  if (o.feature_layout != "auto") j["feature_layout"] = o.feature_layout;
   if (o.train_per_class > 0) j["train_per_class"] = o.train_per_class;
   j["train_frac"] = o.train_frac;
   j["val_frac"] = o.val_frac;
@@ -177,7 +199,11 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
     case InputFormat::kEdgeList: FS_RETURN_IF_ERROR(internal::ReadEdgeList(&job)); break;
     case InputFormat::kOgb: FS_RETURN_IF_ERROR(internal::ReadOgb(&job)); break;
   }
-  if (job.feature_dim < 0) FS_RETURN_IF_ERROR(internal::WriteEmptyFeatures(&job));
+  if (job.feature_dim < 0) {
+    FS_RETURN_IF_ERROR(internal::WriteEmptyFeatures(&job));
+    job.Warn("no node features: `foresight train` needs --node-features degree or one-hot for this dataset "
+             "(pass --features or --sparse-features here to use a feature file)");
+  }
 
   FS_RETURN_IF_ERROR(builder->Finish(job.num_nodes, writer->StagingPath(storage::kIndptrFile),
                                      writer->StagingPath(storage::kIndicesFile)));
@@ -211,6 +237,7 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
   m.num_edges = st.num_edges;
   m.feature_dim = job.feature_dim;
   m.feature_dtype = job.feature_dtype;
+  m.feature_layout = job.sparse_features ? storage::FeatureLayout::kSparse : storage::FeatureLayout::kDense;
   m.num_classes = num_classes;
   m.class_names = ValidUtf8(nlohmann::json(job.class_names)).get<std::vector<std::string>>();
   m.id_map = job.string_ids ? storage::IdMap::kString : storage::IdMap::kNone;

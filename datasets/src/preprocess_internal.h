@@ -76,6 +76,7 @@ struct Job {
 
   int64_t num_nodes = -1;  // -1 until known
   int64_t feature_dim = -1;  // -1: no features written yet
+  bool sparse_features = false;  // the CSR feature arrays were written (not features.npy)
   std::vector<int64_t> labels;  // empty or [num_nodes]; -1 unlabelled
   std::vector<std::string> class_names;  // when labels are named classes
   bool string_ids = false;
@@ -117,6 +118,27 @@ StatusOr<int64_t> CopyNpyFeatures(Job* job, const std::string& path);
 StatusOr<int64_t> CopyTextFeatures(Job* job, const std::string& path);
 // Writes an [N, 0] features.npy when the input had none.
 Status WriteEmptyFeatures(Job* job);
+
+// Sparse feature entries as read, in file order: (node, feature, value).
+struct SparseEntries {
+  std::vector<int64_t> node;
+  std::vector<int32_t> feature;
+  std::vector<float> value;
+  int64_t max_node = -1;
+  int64_t max_feature = -1;
+  void Add(int64_t n, int64_t f, float v);
+};
+// --features names a JSON object of feature-id lists (.json, .json.gz, .json.xz).
+bool IsJsonFeatures(const std::string& path);
+// Reads --features F.json or --sparse-features F (COO lines). Integer node
+// ids must be below n (n < 0: not known yet); string ids are interned.
+// Errors name the file and the line (and byte offset for JSON).
+Status ReadSparseFeatures(Job* job, int64_t n, SparseEntries* entries);
+// Writes feature_indptr/indices/values.npy for job->num_nodes rows (nodes
+// without entries get empty rows; repeated ids in a row are summed; row
+// normalisation applies) and sets job->feature_dim (--feature-dim, else the
+// largest id + 1) and job->sparse_features.
+Status WriteSparseFeatures(Job* job, SparseEntries* entries);
 
 // Parses one float field of `reader`'s current line; `column` is 1-based.
 Status ParseFeature(const LineReader& reader, std::string_view field, int64_t column, float* out);

@@ -65,6 +65,10 @@ StatusOr<SourceDataset> OpenSourceDataset(const std::string& dir) {
   const int64_t n = m.num_nodes, e = m.num_edges;
   s.num_nodes = n;
   s.num_edges = e;
+  if (m.feature_layout == storage::FeatureLayout::kSparse) {
+    return Unimplemented(manifest_path + ": partition does not renumber sparse features (feature_layout "
+                         "\"sparse\") yet; train this dataset unpartitioned (--order random)");
+  }
   static const std::set<std::string> kKnown = {"indptr",    "indices", "features", "labels",
                                                "train_ids", "val_ids", "test_ids", "original_ids"};
   for (const auto& [name, entry] : m.arrays) {

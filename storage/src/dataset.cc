@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <climits>
 #include <limits>
 #include <vector>
@@ -140,6 +141,47 @@ class Opener {
   const DatasetManifest& m_;
 };
 
+// The three CSR arrays of sparse features: dtypes, shapes, indptr from 0 to
+// nnz and non-decreasing, column ids in [0, feature_dim), finite values.
+Status OpenSparseFeatures(Opener& op, const DatasetManifest& m, Tensor* indptr, Tensor* indices, Tensor* values) {
+  const int64_t n = m.num_nodes, f = m.feature_dim;
+  if (m.arrays.count("features") > 0) {
+    return DataLoss(op.ManifestPath() + ": feature_layout is \"sparse\" but \"arrays\" lists features");
+  }
+  NpyInfo info;
+  FS_RETURN_IF_ERROR(op.Map("feature_indptr", true, &*indptr, &info));
+  FS_RETURN_IF_ERROR(op.ExpectDType(op.FileOf("feature_indptr"), info, {DType::kI64}));
+  FS_RETURN_IF_ERROR(op.ExpectShape(op.FileOf("feature_indptr"), info, {n + 1}, "num_nodes + 1"));
+  const int64_t* p = indptr->data<int64_t>();
+  const int64_t nnz = p[n];
+  FS_RETURN_IF_ERROR(op.Map("feature_indices", true, &*indices, &info));
+  FS_RETURN_IF_ERROR(op.ExpectDType(op.FileOf("feature_indices"), info, {DType::kI32}));
+  FS_RETURN_IF_ERROR(op.ExpectShape(op.FileOf("feature_indices"), info, {nnz}, "feature_indptr's last entry"));
+  FS_RETURN_IF_ERROR(op.Map("feature_values", true, &*values, &info));
+  FS_RETURN_IF_ERROR(op.ExpectDType(op.FileOf("feature_values"), info, {DType::kF32}));
+  FS_RETURN_IF_ERROR(op.ExpectShape(op.FileOf("feature_values"), info, {nnz}, "feature_indptr's last entry"));
+  const std::string indptr_path = op.Path(op.FileOf("feature_indptr"));
+  if (p[0] != 0) return DataLoss(indptr_path + ": feature_indptr[0] must be 0, got " + std::to_string(p[0]));
+  const int64_t bad_row = FirstBad(n, [p](int64_t i) { return p[i] > p[i + 1]; });
+  if (bad_row >= 0) {
+    return DataLoss(indptr_path + ": must be non-decreasing, but row " + std::to_string(bad_row) + " starts at " +
+                    std::to_string(p[bad_row]) + " and ends at " + std::to_string(p[bad_row + 1]));
+  }
+  const int64_t bad = FirstOutside(*indices, 0, f);
+  if (bad >= 0) {
+    return DataLoss(op.Path(op.FileOf("feature_indices")) + ": position " + std::to_string(bad) + ": feature id " +
+                    std::to_string(IntAt(*indices, bad)) + " is not in [0, feature_dim=" +
+                    std::to_string(f) + ")");
+  }
+  const float* v = values->data<float>();
+  const int64_t bad_value = FirstBad(nnz, [v](int64_t i) { return !std::isfinite(v[i]); });
+  if (bad_value >= 0) {
+    return DataLoss(op.Path(op.FileOf("feature_values")) + ": position " + std::to_string(bad_value) +
+                    " is not a finite number");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in, bool validate_ids) {
@@ -179,10 +221,14 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::OpenDir(const std::string& dir_in, b
   FS_RETURN_IF_ERROR(op.ExpectShape(op.FileOf("indices"), info, {e},
                                     "num_edges=" + std::to_string(e) + " in manifest.json"));
 
-  FS_RETURN_IF_ERROR(op.Map("features", true, &ds->features_, &info));
-  FS_RETURN_IF_ERROR(op.ExpectDType(op.FileOf("features"), info, {m.feature_dtype}));
-  FS_RETURN_IF_ERROR(op.ExpectShape(op.FileOf("features"), info, {n, f},
-                                    "[num_nodes, feature_dim] from manifest.json"));
+  if (m.feature_layout == FeatureLayout::kDense) {
+    FS_RETURN_IF_ERROR(op.Map("features", true, &ds->features_, &info));
+    FS_RETURN_IF_ERROR(op.ExpectDType(op.FileOf("features"), info, {m.feature_dtype}));
+    FS_RETURN_IF_ERROR(op.ExpectShape(op.FileOf("features"), info, {n, f},
+                                      "[num_nodes, feature_dim] from manifest.json"));
+  } else {
+    FS_RETURN_IF_ERROR(OpenSparseFeatures(op, m, &ds->feature_indptr_, &ds->feature_indices_, &ds->feature_values_));
+  }
 
   FS_RETURN_IF_ERROR(op.Map("labels", true, &ds->labels_, &info));
   FS_RETURN_IF_ERROR(op.ExpectDType(op.FileOf("labels"), info, {DType::kI32, DType::kI64}));

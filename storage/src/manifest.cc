@@ -51,6 +51,10 @@ const char* IdMapName(IdMap m) {
   return "?";
 }
 
+const char* FeatureLayoutName(FeatureLayout l) {
+  return l == FeatureLayout::kSparse ? "sparse" : "dense";
+}
+
 json DatasetManifest::ToJson() const {
   json arr = json::object();
   for (const auto& [name, e] : arrays) {
@@ -71,6 +75,8 @@ json DatasetManifest::ToJson() const {
       {"source", source.is_null() ? json::object() : source},
   };
   if (!class_names.empty()) j["class_names"] = class_names;
+  // Written only when sparse, so dense manifests stay as before.
+  if (feature_layout != FeatureLayout::kDense) j["feature_layout"] = FeatureLayoutName(feature_layout);
   return j;
 }
 
@@ -103,6 +109,16 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
     m.feature_dtype = DType::kF16;
   } else {
     return FieldError(origin, "feature_dtype", "must be \"f32\" or \"f16\", got \"" + s + "\"");
+  }
+  if (j.contains("feature_layout")) {
+    FS_RETURN_IF_ERROR(GetString(j, origin, "feature_layout", &s));
+    if (s == "dense") {
+      m.feature_layout = FeatureLayout::kDense;
+    } else if (s == "sparse") {
+      m.feature_layout = FeatureLayout::kSparse;
+    } else {
+      return FieldError(origin, "feature_layout", "must be \"dense\" or \"sparse\", got \"" + s + "\"");
+    }
   }
   FS_RETURN_IF_ERROR(GetString(j, origin, "id_map", &s));
   if (s == "none") {

@@ -48,6 +48,7 @@ memory-budget: 1G
 order: partition
 sampling: resident
 resident_partitions: 2
+node_features: degree
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -81,6 +82,7 @@ memory_budget = 1073741824
 order = "partition"
 sampling = "resident"
 resident-partitions = 2
+node-features = "degree"
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -113,6 +115,7 @@ std::vector<FlagValue> kFlags = {
     {"order", ConfigValue::Text("partition")},
     {"sampling", ConfigValue::Text("resident")},
     {"resident-partitions", ConfigValue::Text("2")},
+    {"node-features", ConfigValue::Text("degree")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -157,6 +160,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.order, "partition");
   EXPECT_EQ(o.sampling, "resident");
   EXPECT_EQ(o.resident_partitions, 2);
+  EXPECT_EQ(o.node_features, "degree");
 }
 
 TEST(TrainConfig, EveryKeyIsCoveredByTheTestConfig) {

@@ -138,6 +138,9 @@ nlohmann::json TrainOptionsToJson(const TrainOptions& o) {
   nlohmann::json j;
   j["dataset"] = o.dataset;
   j["model"] = o.model;
+  // Recorded when not the default, so checkpoints written before the
+  // choice existed keep their options hash (and still resume).
+  if (o.node_features != "file") j["node_features"] = o.node_features;
   j["epochs"] = o.epochs;
   j["batch_size"] = o.batch_size;
   j["fanouts"] = o.fanouts;
@@ -171,6 +174,8 @@ nlohmann::json ModelConfigToJson(const ModelConfig& c) {
   j["heads"] = c.heads;
   j["dropout"] = c.dropout;
   j["seed"] = c.seed;
+  if (c.node_features != "file") j["node_features"] = c.node_features;
+  if (c.input_table) j["input_table"] = c.input_table;
   return j;
 }
 
@@ -184,6 +189,10 @@ Status ModelConfigFromJson(const nlohmann::json& j, const std::string& origin, M
   FS_RETURN_IF_ERROR(Get(j, "heads", origin, &out->heads));
   FS_RETURN_IF_ERROR(Get(j, "dropout", origin, &out->dropout));
   FS_RETURN_IF_ERROR(Get(j, "seed", origin, &out->seed));
+  // Absent in checkpoints written before node feature choices: the file's
+  // dense features.
+  if (j.contains("node_features")) FS_RETURN_IF_ERROR(Get(j, "node_features", origin, &out->node_features));
+  if (j.contains("input_table")) FS_RETURN_IF_ERROR(Get(j, "input_table", origin, &out->input_table));
   Status s = out->Validate();
   if (!s.ok()) return DataLoss(origin + ": " + s.message());
   return Status::OK();

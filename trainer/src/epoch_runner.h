@@ -19,6 +19,7 @@
 #include "foresight/trainer/train_options.h"
 #include "foresight/trainer/trainer.h"
 #include "node_data.h"
+#include "node_input.h"
 
 namespace foresight::trainer::internal {
 
@@ -27,6 +28,7 @@ struct RunState {
   ExecContext ctx;
   const TrainOptions* options = nullptr;
   NodeData* data = nullptr;
+  const NodeInput* input = nullptr;  // what layer 0 reads (node_input.h)
   GnnModel* model = nullptr;
   autograd::Optimizer* optimizer = nullptr;
   // Runners call on_batch with the epoch counted from 1 (TrainCallbacks').

@@ -18,7 +18,11 @@ class FullGraphRunner : public EpochRunner {
 
   Status Init() {
     const storage::Dataset& d = *state_.data->dataset;
-    FS_ASSIGN_OR_RETURN(features_, FeaturesAsF32(state_.ctx, d.features()));
+    // Dense rows are converted once; table inputs are recomputed every step
+    // (the table changes).
+    if (!state_.input->table) {
+      FS_ASSIGN_OR_RETURN(features_, FeaturesAsF32(state_.ctx, state_.input->dense));
+    }
     FS_ASSIGN_OR_RETURN(train_labels_, MaskedLabels(d.labels(), d.train_ids()));
     FS_ASSIGN_OR_RETURN(val_labels_, MaskedLabels(d.labels(), d.val_ids()));
     FS_ASSIGN_OR_RETURN(test_labels_, MaskedLabels(d.labels(), d.test_ids()));
@@ -29,7 +33,8 @@ class FullGraphRunner : public EpochRunner {
   Status TrainEpoch(int epoch, EpochMetrics* m) override {
     Tape tape(state_.ctx.WithRng(StepKey(state_.options->seed, epoch, 0)), /*training=*/true);
     StepResult r;
-    FS_RETURN_IF_ERROR(TrainStep(state_, tape, blocks_, Var(features_), train_labels_, m, &r));
+    FS_ASSIGN_OR_RETURN(Var x, Input(tape));
+    FS_RETURN_IF_ERROR(TrainStep(state_, tape, blocks_, x, train_labels_, m, &r));
     m->loss = r.loss;
     m->train_acc = r.counted == 0 ? 0.0 : static_cast<double>(r.correct) / r.counted;
     m->seeds = state_.data->dataset->train_ids().numel();
@@ -40,13 +45,19 @@ class FullGraphRunner : public EpochRunner {
 
   Status Evaluate(double* val_acc, double* test_acc) override {
     Tape tape(state_.ctx, /*training=*/false, /*record=*/false);
-    FS_ASSIGN_OR_RETURN(Var logits, state_.model->Forward(tape, blocks_, Var(features_)));
+    FS_ASSIGN_OR_RETURN(Var x, Input(tape));
+    FS_ASSIGN_OR_RETURN(Var logits, state_.model->Forward(tape, blocks_, x));
     FS_ASSIGN_OR_RETURN(*val_acc, AccuracyOf(state_.ctx, logits.value(), val_labels_));
     FS_ASSIGN_OR_RETURN(*test_acc, AccuracyOf(state_.ctx, logits.value(), test_labels_));
     return Status::OK();
   }
 
  private:
+  StatusOr<Var> Input(Tape& tape) {
+    if (!state_.input->table) return Var(features_);
+    return InputRows(tape, *state_.model, *state_.input, Tensor());
+  }
+
   RunState state_;
   GraphBlock block_;
   std::vector<GraphBlock*> blocks_;

@@ -14,6 +14,7 @@
 #include "foresight/storage/row_store.h"
 #include "layerwise_inference.h"
 #include "node_data.h"
+#include "node_input.h"
 
 namespace foresight::trainer {
 
@@ -22,6 +23,7 @@ namespace {
 // A checkpoint's model, loaded and ready for inference on a dataset.
 struct Loaded {
   internal::NodeData data;
+  internal::NodeInput input;  // as the checkpoint's model was trained
   internal::CheckpointState state;
   std::unique_ptr<GnnModel> model;
   bool full_graph = false;  // trained on the full graph: infer the same way
@@ -33,13 +35,14 @@ Status Load(const InferenceOptions& o, Loaded* out) {
   FS_ASSIGN_OR_RETURN(out->state, internal::ReadCheckpointState(o.checkpoint_dir));
   const storage::Dataset& d = *out->data.dataset;
   const ModelConfig& c = out->state.model;
-  if (out->state.num_nodes != d.num_nodes() || c.in_features != d.feature_dim() ||
-      c.num_classes != d.num_classes()) {
+  FS_ASSIGN_OR_RETURN(out->input, internal::OpenNodeInput(c.node_features, d));
+  if (out->state.num_nodes != d.num_nodes() || c.in_features != out->input.width ||
+      c.input_table != out->input.table || c.num_classes != d.num_classes()) {
     return FailedPrecondition("the checkpoint in " + o.checkpoint_dir + " is for " +
                               std::to_string(out->state.num_nodes) + " nodes, " +
-                              std::to_string(c.in_features) + " features and " +
+                              std::to_string(c.in_features) + " " + c.node_features + " features and " +
                               std::to_string(c.num_classes) + " classes, but " + o.dataset + " has " +
-                              std::to_string(d.num_nodes()) + ", " + std::to_string(d.feature_dim()) +
+                              std::to_string(d.num_nodes()) + ", " + std::to_string(out->input.width) +
                               " and " + std::to_string(d.num_classes()));
   }
   FS_ASSIGN_OR_RETURN(out->model, CreateModel(c));
@@ -53,7 +56,12 @@ Status Infer(const ExecContext& ctx, const InferenceOptions& o, Loaded& l,
              const std::vector<Tensor>& output_groups, bool want_embeddings, internal::LayerwiseOutputs* out) {
   autograd::GraphBlock whole_graph(l.data.graph);
   sampler::NeighborSampler full_neighbors(l.data.graph, std::vector<int64_t>(l.model->num_layers(), -1), 0);
-  const Tensor& features = l.data.dataset->features();
+  // Table inputs (sparse features, one-hot) become the model's first-layer
+  // rows here, once: [N, hidden] in RAM.
+  Tensor features = l.input.dense;
+  if (l.input.table) {
+    FS_ASSIGN_OR_RETURN(features, internal::AllInputRows(ctx, *l.model, l.input));
+  }
   if (l.full_graph) {
     // Whole graph per layer, as in training: every layer is in RAM anyway.
     return internal::LayerwiseInference(ctx, *l.model, full_neighbors, whole_graph, features, o.eval_batch_size,

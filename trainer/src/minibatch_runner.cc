@@ -46,16 +46,14 @@ class MiniBatchRunner : public EpochRunner {
     // Measured before anything of this run's size is allocated.
     const int64_t baseline = CurrentRssBytes() - MappedRssBytes(d.dir());
     sampler_ = std::make_unique<sampler::NeighborSampler>(state_.data->graph, o.fanouts, o.seed);
-    FS_ASSIGN_OR_RETURN(TrainingFeatures features, OpenTrainingFeatures(o, d));
-    store_ = std::move(features.store);
-    host_rows_ = std::move(features.host_rows);
+    FS_RETURN_IF_ERROR(OpenInputStore(o, d));
     // Layer-wise evaluation reads every node's in-neighbours' rows, in no
     // useful order: with O_DIRECT each 512-byte row would cost a 4 KiB disk
     // read, every epoch (minutes on a 1M-node graph). Its own buffered
     // store reads through the page cache instead (the kernel's reclaimable
     // memory, not this process's RSS), so repeated evaluations hit RAM when
     // the file fits there.
-    if (o.feature_store == "disk") {
+    if (o.feature_store == "disk" && store_ != nullptr) {
       FS_ASSIGN_OR_RETURN(eval_store_, OpenFeatureStore(o, d, /*buffered=*/true));
     }
     FS_RETURN_IF_ERROR(MakeOrder(d, o, o.cache_size >= 0 ? o.cache_size : o.memory_budget));
@@ -66,7 +64,8 @@ class MiniBatchRunner : public EpochRunner {
     mi.dataset = &d;
     mi.options = &o;
     for (const autograd::Parameter* p : state_.model->Parameters()) mi.parameters += p->value().numel();
-    mi.row_bytes = store_->row_bytes();
+    mi.row_bytes = RowBytes();
+    mi.input_width = state_.model->LayerInputDim(0);
     mi.queue_capacity = kQueueCapacity;
     mi.max_in_flight = kMaxInFlight;
     mi.baseline_bytes = std::max<int64_t>(0, baseline);
@@ -75,12 +74,12 @@ class MiniBatchRunner : public EpochRunner {
     eval_layer_bytes_ = EvaluationLayerBytes(mi);
     FS_ASSIGN_OR_RETURN(cache_bytes_, PlanCacheBytes(o, memory_));
     // More slots than rows would only cost planner memory.
-    cache_bytes_ = std::min(cache_bytes_, d.num_nodes() * store_->row_bytes());
+    cache_bytes_ = std::min(cache_bytes_, d.num_nodes() * RowBytes());
     // The automatic group was sized by the budget (an upper bound of the
     // cache, which is only known now): size it by the cache itself, and
     // rebuild the order only when that changes the group.
     if (partition_order_ != nullptr && o.resident_partitions == 0 && o.cache_size < 0 &&
-        AutoGroupSize(d, partition_order_->offsets(), cache_bytes_) != partition_order_->group_size()) {
+        AutoGroupSize(partition_order_->offsets(), cache_bytes_) != partition_order_->group_size()) {
       FS_RETURN_IF_ERROR(MakeOrder(d, o, cache_bytes_));
     }
     if (partition_order_ != nullptr) {
@@ -119,7 +118,13 @@ class MiniBatchRunner : public EpochRunner {
         std::vector<GraphBlock*> block_ptrs;
         for (GraphBlock& g : blocks) block_ptrs.push_back(&g);
         Tape tape(state_.ctx.WithRng(StepKey(state_.options->seed, epoch, b)), /*training=*/true);
-        FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, Var(batch->x), batch->labels, m, &r));
+        // Table inputs are the bags of the batch's input nodes' rows (the
+        // pipeline reads no feature rows for them).
+        Var x(batch->x);
+        if (state_.input->table) {
+          FS_ASSIGN_OR_RETURN(x, InputRows(tape, *state_.model, *state_.input, batch->sampled.input_nodes));
+        }
+        FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, x, batch->labels, m, &r));
       }
       loss_sum += r.loss;
       correct += r.correct;
@@ -177,7 +182,15 @@ class MiniBatchRunner : public EpochRunner {
     InferenceMemory memory;
     if (state_.options->memory_budget > 0) memory.budget_bytes = eval_layer_bytes_;
     LayerwiseOutputs outputs;
-    storage::RowStore& features = eval_store_ != nullptr ? *eval_store_ : *store_;
+    // Table inputs: this evaluation's bags of every node, as rows in memory.
+    std::unique_ptr<storage::RowStore> table_rows;
+    if (state_.input->table) {
+      FS_ASSIGN_OR_RETURN(Tensor all, AllInputRows(state_.ctx, *state_.model, *state_.input));
+      FS_ASSIGN_OR_RETURN(table_rows, storage::MemoryRowStore(all, /*writable=*/false));
+    }
+    storage::RowStore& features = table_rows != nullptr ? *table_rows
+                                  : eval_store_ != nullptr ? *eval_store_
+                                                           : *store_;
     FS_RETURN_IF_ERROR(LayerwiseInference(state_.ctx, *state_.model, *sampler_, whole_graph_, features,
                                           state_.options->eval_batch_size, {eval_ids_},
                                           /*want_embeddings=*/false, /*whole_graph_per_layer=*/false, memory,
@@ -192,6 +205,43 @@ class MiniBatchRunner : public EpochRunner {
   }
 
  private:
+  // The store training reads rows from: the dataset's features file (as
+  // options.feature_store says), degree features held in memory, or none for
+  // table inputs (sparse features, one-hot), which the step computes from
+  // the input node ids. The store and cache options apply to stores only.
+  Status OpenInputStore(const TrainOptions& o, const storage::Dataset& d) {
+    const NodeInput& in = *state_.input;
+    if (in.table) {
+      const char* store_option = nullptr;
+      if (o.feature_store == "disk") store_option = "feature_store disk";
+      else if (o.cache_size > 0) store_option = "cache_size";
+      else if (o.memory_budget > 0) store_option = "memory_budget";
+      if (store_option != nullptr) {
+        return InvalidArgument(std::string(store_option) + " applies to feature rows read from a store; " +
+                               (in.indptr.defined() ? "sparse features are read from the dataset's mapped CSR "
+                                                      "arrays"
+                                                    : "one-hot features are rows of the model's input table") +
+                               " and go through the model's input table (leave it out)");
+      }
+      return Status::OK();
+    }
+    if (in.kind == "degree") {
+      if (o.feature_store == "disk") {
+        return InvalidArgument("feature_store disk reads the dataset's features file; degree features are "
+                               "computed in memory (use memory or mmap)");
+      }
+      FS_ASSIGN_OR_RETURN(store_, storage::MemoryRowStore(in.dense, /*writable=*/false));
+      host_rows_ = store_->host_rows();
+      return Status::OK();
+    }
+    FS_ASSIGN_OR_RETURN(TrainingFeatures features, OpenTrainingFeatures(o, d));
+    store_ = std::move(features.store);
+    host_rows_ = std::move(features.host_rows);
+    return Status::OK();
+  }
+
+  int64_t RowBytes() const { return store_ != nullptr ? store_->row_bytes() : 0; }
+
   // The memory a batch's tensor holds: its whole storage, as the input
   // nodes and a block's indices are views of buffers sized by a bound
   // (the sampler's growth, seeds x fanout per chunk).
@@ -228,7 +278,7 @@ class MiniBatchRunner : public EpochRunner {
       FS_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, PartitionOffsets(d));
       const int parts = static_cast<int>(offsets.size()) - 1;
       int group = o.resident_partitions;
-      if (group == 0) group = AutoGroupSize(d, offsets, cache_bytes);
+      if (group == 0) group = AutoGroupSize(offsets, cache_bytes);
       group = std::min(group, parts);
       auto order = std::make_unique<sampler::PartitionOrder>(d.train_ids(), std::move(offsets), o.batch_size,
                                                              o.seed, group);
@@ -246,10 +296,10 @@ class MiniBatchRunner : public EpochRunner {
   // resident_partitions 0: as many partitions as `cache_bytes` holds (by
   // the largest partition's rows), at least 1. The group only shapes the
   // order and the resident set, never the pipeline's memory.
-  static int AutoGroupSize(const storage::Dataset& d, const std::vector<int64_t>& offsets, int64_t cache_bytes) {
+  int AutoGroupSize(const std::vector<int64_t>& offsets, int64_t cache_bytes) const {
     int64_t largest = 1;
     for (size_t p = 0; p + 1 < offsets.size(); ++p) largest = std::max(largest, offsets[p + 1] - offsets[p]);
-    const int64_t row_bytes = d.feature_dim() * static_cast<int64_t>(DTypeSize(d.manifest().feature_dtype));
+    const int64_t row_bytes = RowBytes();  // the store's rows (degree features are not the dataset's)
     const int64_t fit = row_bytes > 0 ? cache_bytes / (largest * row_bytes) : 0;
     return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(fit, static_cast<int64_t>(offsets.size()) - 1)));
   }
@@ -269,12 +319,12 @@ class MiniBatchRunner : public EpochRunner {
     c.host_rows = host_rows_;
     c.cache.policy = cache_policy_;
     c.cache.capacity_bytes = cache_bytes_;
-    c.cache.row_bytes = store_->row_bytes();
+    c.cache.row_bytes = RowBytes();
     c.cache.lookahead = o.lookahead;
     c.cache.writable = false;
     c.cache.key_space = d.num_nodes();
     if (cache_policy_ == cache::Policy::kStatic) {
-      c.static_keys = KeysByInDegree(d.indptr(), cache_bytes_ / store_->row_bytes());
+      c.static_keys = KeysByInDegree(d.indptr(), RowBytes() > 0 ? cache_bytes_ / RowBytes() : 0);
     }
     c.labels = d.labels();
     c.batches_per_epoch = order_->num_batches();

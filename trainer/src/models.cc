@@ -35,6 +35,16 @@ Status ModelConfig::Validate() const {
   return Status::OK();
 }
 
+GnnModel::GnnModel(const ModelConfig& config) : config_(config) {
+  if (config.input_table && config.in_features > 0 && config.hidden > 0) {
+    // Initialised like an embedding table (Glorot over hidden x hidden), so
+    // the scale of a row does not shrink with the number of features.
+    input_table_ = AddParameter("input.weight",
+                                autograd::GlorotUniform({config.in_features, config.hidden}, config.hidden,
+                                                        config.hidden, LayerInitKey(-1)));
+  }
+}
+
 RngKey GnnModel::LayerInitKey(int layer) const {
   return RngKey::FromSeed(config_.seed)
       .Fold(static_cast<uint64_t>(RngPurpose::kInit))

@@ -32,7 +32,9 @@ Status OpenNodeData(const std::string& dir, NodeData* out) {
   FS_ASSIGN_OR_RETURN(out->dataset, storage::Dataset::Open(dir));
   const storage::Dataset& d = *out->dataset;
   if (!d.labels().defined()) return FailedPrecondition(dir + ": the dataset has no labels.npy");
-  if (!d.features().defined()) return FailedPrecondition(dir + ": the dataset has no features.npy");
+  if (!d.features().defined() && !d.sparse_features()) {
+    return FailedPrecondition(dir + ": the dataset has no features.npy");
+  }
   if (d.num_classes() < 1) {
     return FailedPrecondition(dir + ": manifest num_classes is " + std::to_string(d.num_classes()) +
                               "; node classification needs at least 1 class");

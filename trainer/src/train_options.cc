@@ -20,6 +20,14 @@ Status TrainOptions::Validate() const {
   if (model != "sage" && model != "gcn" && model != "gat") {
     return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat");
   }
+  if (node_features.rfind("learned:", 0) == 0) {
+    return Unimplemented("node_features: learned node features need the embed/ tables, not built yet; use "
+                         "degree or one-hot");
+  }
+  if (node_features != "file" && node_features != "degree" && node_features != "one-hot") {
+    return InvalidArgument("node_features: '" + node_features +
+                           "' is not one of file, degree, one-hot, learned:DIM");
+  }
   if (epochs < 1) return InvalidArgument("epochs: must be >= 1, got " + std::to_string(epochs));
   if (layers < 1) return InvalidArgument("layers: must be >= 1, got " + std::to_string(layers));
   if (hidden < 1) return InvalidArgument("hidden: must be >= 1, got " + std::to_string(hidden));

@@ -10,6 +10,7 @@
 #include "foresight/core/thread_pool.h"
 #include "metrics_writer.h"
 #include "node_data.h"
+#include "node_input.h"
 #include "progress_reporter.h"
 #include "test_points.h"
 
@@ -19,10 +20,12 @@ using internal::CheckpointState;
 
 namespace {
 
-ModelConfig ModelConfigFor(const TrainOptions& o, const storage::Dataset& d) {
+ModelConfig ModelConfigFor(const TrainOptions& o, const storage::Dataset& d, const internal::NodeInput& input) {
   ModelConfig c;
   c.kind = o.model;
-  c.in_features = d.feature_dim();
+  c.in_features = input.width;
+  c.node_features = input.kind;
+  c.input_table = input.table;
   c.num_classes = d.num_classes();
   c.hidden = o.hidden;
   c.layers = o.layers;
@@ -95,7 +98,8 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
 
   internal::NodeData data;
   FS_RETURN_IF_ERROR(internal::OpenNodeData(options.dataset, &data));
-  const ModelConfig model_config = ModelConfigFor(options, *data.dataset);
+  FS_ASSIGN_OR_RETURN(internal::NodeInput input, internal::OpenNodeInput(options.node_features, *data.dataset));
+  const ModelConfig model_config = ModelConfigFor(options, *data.dataset, input);
   FS_ASSIGN_OR_RETURN(std::unique_ptr<GnnModel> model, CreateModel(model_config));
   autograd::OptimizerOptions optimizer_options;
   optimizer_options.kind = options.optimizer;
@@ -155,6 +159,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   run.ctx = ctx;
   run.options = &options;
   run.data = &data;
+  run.input = &input;
   run.model = model.get();
   run.optimizer = optimizer.get();
   run.callbacks = &observers;

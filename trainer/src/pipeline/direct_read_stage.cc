@@ -15,6 +15,10 @@ namespace foresight::trainer::internal {
 Status FeaturePipeline::GatherDirect(PipelineBatch* b) {
   const Tensor& ids = b->sampled.input_nodes;
   const int64_t n = ids.numel();
+  if (config_.store == nullptr) {  // no rows: labels only, nothing read
+    FS_ASSIGN_OR_RETURN(b->labels, GatherLabels(config_.labels, b->sampled.seeds));
+    return Status::OK();
+  }
   b->x = Tensor::Empty({n, config_.store->row_width()}, DType::kF32);
   FS_RETURN_IF_ERROR(kernels::GatherRows(config_.ctx, config_.host_rows, ids, &b->x));
   FS_ASSIGN_OR_RETURN(b->labels, GatherLabels(config_.labels, b->sampled.seeds));

@@ -25,7 +25,19 @@ StatusOr<std::unique_ptr<FeaturePipeline>> FeaturePipeline::Start(PipelineConfig
 Status FeaturePipeline::Init() {
   const PipelineConfig& c = config_;
   if (c.ctx.pool == nullptr) return Internal("pipeline: no thread pool in the context");
-  if (c.order == nullptr || c.store == nullptr) return Internal("pipeline: no batch order or feature store");
+  if (c.order == nullptr) return Internal("pipeline: no batch order");
+  if (c.store == nullptr) {
+    // No feature rows: the compute stage builds x from the input node ids.
+    if (c.cache.capacity_bytes != 0 || c.cache.writable || c.host_rows.defined()) {
+      return Internal("pipeline: a cache or host rows without a feature store");
+    }
+    row_path_ = ChooseRowPath(c);
+    control_.MarkReleased(c.start_seq - 1);
+    for (BoundedQueue<BatchPtr>* q : {&sampled_, &planned_, &read_, &assembled_, &done_}) {
+      control_.OnCancel([q] { q->Cancel(); });
+    }
+    return Status::OK();
+  }
   if (c.batches_per_epoch < 1 || c.start_seq < 0 || c.end_seq < c.start_seq) {
     return Internal("pipeline: bad batch range [" + std::to_string(c.start_seq) + ", " +
                     std::to_string(c.end_seq) + ") of " + std::to_string(c.batches_per_epoch) +

@@ -111,7 +111,10 @@ struct PipelineConfig {
   // in-neighbours inside resident_order->ResidentPartitions(e, b). Null =
   // full neighbourhoods. Outlives the pipeline.
   const sampler::PartitionOrder* resident_order = nullptr;
-  storage::RowStore* store = nullptr;  // node features; outlives the pipeline
+  // Node features; outlives the pipeline. Null: no rows to read (table
+  // inputs, trainer/src/node_input.h): the direct path with batches' x left
+  // undefined, no cache, and zero I/O counters.
+  storage::RowStore* store = nullptr;
   // The store's rows as a host tensor [N, F] of its dtype, when they are
   // addressable in memory (memory, mmap: TrainingFeatures::host_rows):
   // exactly the bytes store->Read returns. Undefined: rows only via Read.

@@ -77,7 +77,7 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   const storage::Dataset& d = *in.dataset;
   const TrainOptions& o = *in.options;
   const int64_t n = d.num_nodes();
-  const int64_t f = d.feature_dim();
+  const int64_t f = in.input_width >= 0 ? in.input_width : d.feature_dim();
   const int64_t width = o.hidden * (o.model == "gat" ? o.heads : 1);
   const int64_t cap = in.queue_capacity;
   MemoryEstimate e;

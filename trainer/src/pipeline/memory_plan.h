@@ -45,7 +45,10 @@ struct MemoryInputs {
   int64_t probe_batch_bytes = 0;
   // RAM evaluation's hidden layers may use (the rest spills to a scratch
   // file); see EvaluationLayerBytes.
-  int64_t row_bytes = 0;       // the feature store's row
+  int64_t row_bytes = 0;       // the feature store's row (0: no store, table inputs)
+  // Width of x, the first layer's input (degree features and the input
+  // table differ from the dataset's feature_dim). -1: feature_dim.
+  int64_t input_width = -1;
   int queue_capacity = 2;      // the pipeline's
   int max_in_flight = 4;
   // Measured RSS of the process now, minus the dataset's mapped arrays

@@ -8,7 +8,10 @@
 namespace foresight::trainer::internal {
 
 RowPathChoice ChooseRowPath(const PipelineConfig& c) {
-  const std::string backend = c.store != nullptr ? c.store->backend() : "no";
+  if (c.store == nullptr) {
+    return {RowPath::kDirect, "no feature rows to read: the model's input table encodes the input node ids"};
+  }
+  const std::string backend = c.store->backend();
   const int64_t slots = c.cache.row_bytes > 0 ? c.cache.capacity_bytes / c.cache.row_bytes : 0;
   if (!c.host_rows.defined()) {
     return {RowPath::kCached, "cache planner: the " + backend + " store's rows are reached only by I/O"};

@@ -10,7 +10,7 @@
 namespace foresight::trainer::internal {
 
 Status FeaturePipeline::RunWriteBack(StageWorker& w) {
-  const int64_t row_bytes = config_.store->row_bytes();
+  const int64_t row_bytes = config_.store != nullptr ? config_.store->row_bytes() : 0;
   for (;;) {
     BatchPtr b;
     double waited = 0;

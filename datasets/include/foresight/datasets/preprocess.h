@@ -57,6 +57,22 @@ struct PreprocessOptions {
   // (with --ids string, the first column of each row is the node id).
   // Default: "" (no features: feature_dim 0).
   std::string features;
+  // --features F.json (also .json.gz / .json.xz, recognised by the name):
+  // sparse features as a JSON object {"node": [feature ids], ...} (the MUSAE
+  // layout), each listed id a 1; written as the sparse CSR arrays
+  // (storage/dataset.h), never as a dense N x F matrix.
+  // --sparse-features S: sparse features as COO text, "node feature [value]"
+  // per line (value 1 when absent); exclusive with --features. Default: "".
+  std::string sparse_features;
+  // --feature-dim D: the sparse feature width when the largest id + 1 is not
+  // it (ids must be below D). 0 = largest id + 1. Sparse inputs only. Default: 0.
+  int64_t feature_dim = 0;
+  // --feature-layout for sparse inputs: "sparse" (the CSR arrays, read by
+  // the model's input table), "dense" (features.npy [N, feature_dim], for
+  // the store, cache and partition options or a plain first layer; N x F
+  // x 4 bytes) or "auto" (dense only when that is no larger than the CSR
+  // arrays, i.e. at least half the entries are set). Default: "auto".
+  std::string feature_layout = "auto";
   // --labels L: .npy (i32/i64 [N]) or text, one label per line or
   // "id label" per line; -1 = unlabelled. Text files may have more columns
   // (see label_column / id_column), CSV quoting (RFC 4180) and class names
@@ -149,6 +165,12 @@ struct PreprocessReport {
   int64_t self_loops_dropped = 0;
   int64_t duplicates_dropped = 0;
   int64_t feature_dim = 0;
+  // --feature-layout for sparse inputs: "sparse" (the CSR arrays, read by
+  // the model's input table), "dense" (features.npy [N, feature_dim], for
+  // the store, cache and partition options or a plain first layer; N x F
+  // x 4 bytes) or "auto" (dense only when that is no larger than the CSR
+  // arrays, i.e. at least half the entries are set). Default: "auto".
+  std::string feature_layout = "auto";
   int64_t num_classes = 0;
   int64_t num_train = 0, num_val = 0, num_test = 0;
   std::vector<std::string> warnings;  // also logged

@@ -35,6 +35,13 @@ inline constexpr char kTrainIdsFile[] = "train_ids.npy";   // i64 [*]
 inline constexpr char kValIdsFile[] = "val_ids.npy";       // i64 [*]
 inline constexpr char kTestIdsFile[] = "test_ids.npy";     // i64 [*]
 inline constexpr char kOriginalIdsFile[] = "original_ids.npy";  // i64 [N] or |S<w> [N]
+// Sparse node features (feature_layout "sparse", instead of features.npy):
+// row v's features are feature_indices[feature_indptr[v] : feature_indptr[v+1]]
+// with those values, i.e. scipy.sparse.csr_matrix((values, indices, indptr),
+// shape=(N, feature_dim)).
+inline constexpr char kFeatureIndptrFile[] = "feature_indptr.npy";    // i64 [N+1]
+inline constexpr char kFeatureIndicesFile[] = "feature_indices.npy";  // i32 [nnz], in [0, feature_dim)
+inline constexpr char kFeatureValuesFile[] = "feature_values.npy";    // f32 [nnz], finite
 
 // One entry of manifest "arrays".
 struct ArrayEntry {
@@ -46,6 +53,11 @@ struct ArrayEntry {
 enum class IdMap { kNone, kInt, kString };
 const char* IdMapName(IdMap m);  // "none", "int", "string"
 
+// How node features are stored: dense features.npy [N, F], or sparse CSR
+// rows (the three feature_*.npy arrays above; no features.npy). Manifest
+// "feature_layout", absent for dense (datasets written before it existed).
+enum class FeatureLayout { kDense, kSparse };
+const char* FeatureLayoutName(FeatureLayout l);  // "dense", "sparse"
 struct DatasetManifest {
   std::string format = kDatasetFormat;
   int version = kDatasetVersion;
@@ -53,7 +65,8 @@ struct DatasetManifest {
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
   int64_t feature_dim = 0;
-  DType feature_dtype = DType::kF32;  // f32 or f16
+  DType feature_dtype = DType::kF32;  // f32 or f16 (dense layout; sparse values are f32)
+  FeatureLayout feature_layout = FeatureLayout::kDense;
   int64_t num_classes = 0;
   // Names of classes 0..num_classes-1 when the labels were class names
   // (written as "class_names" only then); empty otherwise. UTF-8.
@@ -99,7 +112,14 @@ class Dataset {
 
   const Tensor& indptr() const { return indptr_; }
   const Tensor& indices() const { return indices_; }
+  // Dense layout only (undefined for sparse features).
   const Tensor& features() const { return features_; }
+  // Sparse layout only (undefined for dense): the CSR rows of the features,
+  // i64 [N+1], i32 [nnz] in [0, feature_dim), f32 [nnz].
+  bool sparse_features() const { return manifest_.feature_layout == FeatureLayout::kSparse; }
+  const Tensor& feature_indptr() const { return feature_indptr_; }
+  const Tensor& feature_indices() const { return feature_indices_; }
+  const Tensor& feature_values() const { return feature_values_; }
   const Tensor& labels() const { return labels_; }
   const Tensor& train_ids() const { return train_ids_; }
   const Tensor& val_ids() const { return val_ids_; }
@@ -125,6 +145,7 @@ class Dataset {
   static StatusOr<std::unique_ptr<Dataset>> OpenDir(const std::string& dir, bool validate_ids);
   std::string dir_;
   DatasetManifest manifest_;
+  Tensor feature_indptr_, feature_indices_, feature_values_;
   Tensor indptr_, indices_, features_, labels_, train_ids_, val_ids_, test_ids_, original_ids_;
   std::vector<int64_t> partition_offsets_;
 };

@@ -29,6 +29,15 @@ struct ModelConfig {
   int heads = 8;              // gat hidden layers. Default: 8
   float dropout = 0.5f;       // layer inputs (and gat attention). Default: 0.5
   uint64_t seed = 0;          // parameter init. Default: 0
+  // Where the node features come from (TrainOptions::node_features): file |
+  // degree | one-hot. Default: file
+  std::string node_features = "file";
+  // The model begins with a learnable input table W [in_features, hidden]
+  // ("input.weight"): its input is a sparse row x per node (sparse feature
+  // rows, or e_v for one-hot) and layer 0 reads x W, computed as a weighted
+  // sum of W's rows (an embedding bag) so no dense N x in_features matrix
+  // exists. Default: false (layer 0 reads the in_features-wide rows)
+  bool input_table = false;
 
   Status Validate() const;
 };
@@ -36,16 +45,20 @@ struct ModelConfig {
 // Base of the models: a stack of `num_layers()` layers. Not thread-safe.
 class GnnModel : public autograd::Module {
  public:
-  explicit GnnModel(const ModelConfig& config) : config_(config) {}
+  explicit GnnModel(const ModelConfig& config);
   const ModelConfig& config() const { return config_; }
   int num_layers() const { return config_.layers; }
   // Width of layer `layer`'s output (hidden * heads for gat hidden layers,
   // num_classes for the last).
   virtual int64_t LayerOutputDim(int layer) const = 0;
-  // Input width of layer `layer`.
+  // Input width of layer `layer` (layer 0 reads the input table's hidden
+  // columns when there is one).
   int64_t LayerInputDim(int layer) const {
-    return layer == 0 ? config_.in_features : LayerOutputDim(layer - 1);
+    if (layer == 0) return config_.input_table ? config_.hidden : config_.in_features;
+    return LayerOutputDim(layer - 1);
   }
+  // The input table [in_features, hidden], or null (config.input_table off).
+  autograd::Parameter* input_table() const { return input_table_; }
   // True when a layer's output row depends on more than the row's own
   // in-edges (gcn: the normalisation uses each source's out-degree), so
   // layer-wise inference must see the whole graph per layer.
@@ -68,6 +81,7 @@ class GnnModel : public autograd::Module {
   RngKey LayerInitKey(int layer) const;
 
   ModelConfig config_;
+  autograd::Parameter* input_table_ = nullptr;
 };
 
 // GraphSAGE (Hamilton et al.) with mean aggregation and ReLU.

@@ -16,6 +16,17 @@ struct TrainOptions {
   std::string dataset;
   // Model: "sage" (GraphSAGE, mean aggregator), "gcn" or "gat". Default: sage
   std::string model = "sage";
+  // What the model reads as node features:
+  //   "file"      the dataset's features (dense features.npy, or the sparse
+  //               CSR arrays, which go through the model's input table);
+  //   "degree"    computed from the graph: log(1 + in-degree) and a one-hot
+  //               of floor(log2(1 + in-degree)) in 16 buckets (17 columns);
+  //   "one-hot"   node identity: row v is e_v, read as row v of the model's
+  //               input table (never a dense N x N matrix);
+  //   "learned:DIM" out-of-core learned node embeddings (embed/ tables):
+  //               not built yet, an error.
+  // A dataset without features needs degree or one-hot. Default: file
+  std::string node_features = "file";
   // Number of passes over the training ids. Default: 200
   int epochs = 200;
   // Training seeds per mini-batch (ignored with full_graph). Default: 1024
