@@ -145,7 +145,8 @@ class MiniBatchRunner : public EpochRunner {
     const EpochAccount account = pipeline_->TakeEpoch(epoch);
     m->loss = nb == 0 ? 0.0 : loss_sum / static_cast<double>(nb);
     m->train_acc = counted == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(counted);
-    m->cache_bytes = cache_bytes_ >= store_->row_bytes() ? cache_bytes_ : 0;  // less than a row holds none
+    // Less than a row holds none; with no feature rows (an input table) there is no cache.
+    m->cache_bytes = RowBytes() > 0 && cache_bytes_ >= RowBytes() ? cache_bytes_ : 0;
     m->cache_hits = account.io.hits;
     m->cache_misses = account.io.misses;
     m->rows_requested = account.io.rows_requested;
