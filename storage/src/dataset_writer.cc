@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "file_util.h"
+#include "foresight/storage/clicks_dataset.h"
 #include "foresight/storage/dataset.h"
 
 namespace foresight::storage {
@@ -140,8 +141,10 @@ Status DatasetWriter::Commit() {
   FS_RETURN_IF_ERROR(WriteFileDurably(StagingPath(kManifestFile), manifest_.ToJson().dump(2) + "\n"));
   // Refuse to publish something Dataset::Open would reject.
   {
-    auto check = Dataset::Open(staging_, /*validate_ids=*/true);
-    if (!check.ok()) return check.status().WithContext("dataset " + out_dir_ + " not committed");
+    const Status check = manifest_.kind == kKindClicks
+                             ? ClicksDataset::Open(staging_).status()
+                             : Dataset::Open(staging_, /*validate_ids=*/true).status();
+    if (!check.ok()) return check.WithContext("dataset " + out_dir_ + " not committed");
   }
   FS_RETURN_IF_ERROR(internal::FsyncDir(staging_));
 

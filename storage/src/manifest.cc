@@ -59,6 +59,7 @@ json DatasetManifest::ToJson() const {
   json j = {
       {"format", format},
       {"version", version},
+      {"kind", kind},
       {"name", name},
       {"num_nodes", num_nodes},
       {"num_edges", num_edges},
@@ -70,6 +71,7 @@ json DatasetManifest::ToJson() const {
       {"partitions", partitions},
       {"source", source.is_null() ? json::object() : source},
   };
+  if (!clicks.is_null()) j["clicks"] = clicks;
   return j;
 }
 
@@ -89,6 +91,13 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
                          std::to_string(kDatasetVersion) + ")");
   }
   m.version = static_cast<int>(version);
+  if (j.contains("kind")) {
+    FS_RETURN_IF_ERROR(GetString(j, origin, "kind", &m.kind));
+    if (m.kind != kKindGraph && m.kind != kKindClicks) {
+      return FieldError(origin, "kind", "must be \"" + std::string(kKindGraph) + "\" or \"" + kKindClicks +
+                                            "\", got \"" + m.kind + "\"");
+    }
+  }
   FS_RETURN_IF_ERROR(GetString(j, origin, "name", &m.name));
   FS_RETURN_IF_ERROR(GetInt(j, origin, "num_nodes", &m.num_nodes));
   FS_RETURN_IF_ERROR(GetInt(j, origin, "num_edges", &m.num_edges));
@@ -141,6 +150,14 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
     }
     m.partitions = *parts;
     FS_RETURN_IF_ERROR(ParsePartitionOffsets(m, origin).status());
+  }
+  auto clicks = j.find("clicks");
+  if (clicks != j.end() && !clicks->is_null()) {
+    if (!clicks->is_object()) return FieldError(origin, "clicks", "must be an object");
+    m.clicks = *clicks;
+  }
+  if (m.kind == kKindClicks && m.clicks.is_null()) {
+    return FieldError(origin, "clicks", "is missing (kind is \"clicks\")");
   }
   auto src = j.find("source");
   if (src != j.end()) {

@@ -43,9 +43,15 @@ struct ArrayEntry {
 enum class IdMap { kNone, kInt, kString };
 const char* IdMapName(IdMap m);  // "none", "int", "string"
 
+// Manifest "kind": what the arrays describe. Absent in manifests written
+// before clicks datasets existed, which are graphs.
+inline constexpr char kKindGraph[] = "graph";
+inline constexpr char kKindClicks[] = "clicks";  // storage/clicks_dataset.h
+
 struct DatasetManifest {
   std::string format = kDatasetFormat;
   int version = kDatasetVersion;
+  std::string kind = kKindGraph;  // kKindGraph or kKindClicks
   std::string name;
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
@@ -59,6 +65,8 @@ struct DatasetManifest {
   // {"method", "parts": P, "offsets": [P+1 row offsets], ...stats}.
   nlohmann::json partitions;
   nlohmann::json source = nlohmann::json::object();  // free-form provenance
+  // kind "clicks" only: fields, table sizes, split ranges (clicks_dataset.h).
+  nlohmann::json clicks;
 
   nlohmann::json ToJson() const;
 };
@@ -77,7 +85,9 @@ StatusOr<DatasetManifest> ReadManifest(const std::string& path);
 // that keep the mapping alive. Thread-safe after Open (immutable).
 class Dataset {
  public:
-  // Opens `dir` and validates manifest vs array headers and shapes, CSR
+  // Opens a graph dataset (kind "graph"; a clicks dataset is
+  // InvalidArgument pointing at ClicksDataset) and validates manifest vs
+  // array headers and shapes, CSR
   // structure (indptr monotone, 0..E; indices in [0, N)), labels in [-1, C).
   // With validate_ids, split ids must lie in [0, N). The O(N+E) checks run
   // over DefaultThreadPool().
@@ -139,6 +149,8 @@ class DatasetWriter {
   // Fills manifest "arrays" from the .npy files present in staging (array
   // name = file name without ".npy"), writes manifest.json last, fsyncs and
   // renames staging to out_dir (replacing an old dataset when overwrite).
+  // The staging dir is validated first by the reader of its kind
+  // (Dataset::Open or ClicksDataset::Open).
   Status Commit();
 
  private:
