@@ -14,7 +14,7 @@
 //    unlearned tail row is almost right.
 //  * Tables are low rank (--teacher-rank 4): row = A_t z_row with z_row in
 //    R^rank, so the interactions have few directions to find.
-//  * --informative-tables (8) tables carry full weight; the others a quarter
+//  * The first --informative-tables (8) tables carry full weight; the others a quarter
 //    of it, so they matter but noise in their tails matters less.
 //  * The logit is standardised to a standard deviation of --sharpness (1.6)
 //    and shifted to the mean click rate --ctr (0.25): a moderate temperature,
@@ -182,9 +182,7 @@ Status CheckOptions(const GenerateClicksOptions& o) {
   for (int64_t b : o.bag_sizes) {
     if (b < 1 || b > 255) return InvalidArgument("--bag-sizes must lie in [1, 255], got " + std::to_string(b));
   }
-  if (o.informative_tables < 0 || o.informative_tables > o.num_tables) {
-    return InvalidArgument("--informative-tables must lie in [0, --tables]");
-  }
+  if (o.informative_tables < 0) return InvalidArgument("--informative-tables must be >= 0");
   if (o.rank < 1 || o.rank > 64) return InvalidArgument("--teacher-rank must lie in [1, 64]");
   if (!(o.popularity_scale > 0)) return InvalidArgument("--popularity-scale must be > 0");
   if (!(o.sharpness > 0)) return InvalidArgument("--sharpness must be > 0");

@@ -108,7 +108,7 @@ struct GenerateClicksOptions {
   double zipf = 1.05;        // --zipf S (> 0)
   uint64_t seed = 0;         // --seed
   // Teacher knobs (defaults make it learnable; see clicks_generate.cc).
-  int64_t informative_tables = 8;  // --informative-tables: tables carrying full signal
+  int64_t informative_tables = 8;  // --informative-tables: the first min(K, T) tables carry full signal
   int64_t rank = 4;          // --teacher-rank: rank of each teacher table
   double popularity_scale = 2000;  // --popularity-scale: rank at which a row's signal halves
   double sharpness = 1.6;    // --sharpness: std of the teacher logit
