@@ -9,7 +9,7 @@
 namespace foresight::apps {
 namespace {
 
-const char* const kClickOnlyFlags[] = {"--train", "--val", "--test", "--hash-buckets", "--min-frequency",
+const char* const kClickOnlyFlags[] = {"--train", "--val", "--test", "--hash-buckets", "--min-frequency", "--vocab-from",
                                        "--columns", "--label", "--dense", "--categorical", "--drop",
                                        "--delimiter", "--skip-bad-rows"};
 
@@ -30,6 +30,8 @@ void ClickPreprocessFlags::Add(CLI::App* app) {
   app->add_option("--min-frequency", o.min_frequency,
                   "criteo/csv: vocabulary ids; values seen fewer times share row 0 (default: 1)")
       ->type_name("K");
+  app->add_option("--vocab-from", vocab_from_, "criteo/csv: rows whose values are counted (default: train)")
+      ->type_name("train|all");
   app->add_option("--columns", o.columns, "csv: names of every column, in file order")
       ->delimiter(',')
       ->type_name("A,B,...");
@@ -61,6 +63,10 @@ Status ClickPreprocessFlags::Prepare(const std::string& format, const std::vecto
   datasets::ClickPreprocessOptions& o = options_;
   FS_ASSIGN_OR_RETURN(o.format, datasets::ParseClickFormat(format));
   o.input = input;
+  if (vocab_from_ != "train" && vocab_from_ != "all") {
+    return InvalidArgument("--vocab-from must be \"train\" or \"all\", got \"" + vocab_from_ + "\"");
+  }
+  o.vocab_from_all = vocab_from_ == "all";
   if (!split.empty()) {
     if (input.empty()) return InvalidArgument("--split A,B,C splits --input files; with --train/--val/--test drop it");
     FS_ASSIGN_OR_RETURN(o.split_fractions, ParseNumberList(split, 3, "--split"));

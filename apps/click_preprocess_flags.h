@@ -18,7 +18,7 @@ class ClickPreprocessFlags {
  public:
   // True for the formats this handles ("criteo", "csv").
   static bool Handles(const std::string& format);
-  // Registers --train, --val, --test, --hash-buckets, --min-frequency,
+  // Registers --train, --val, --test, --hash-buckets, --min-frequency, --vocab-from,
   // --columns, --label, --dense, --categorical, --drop, --delimiter and
   // --skip-bad-rows on `app`.
   void Add(CLI::App* app);
@@ -35,6 +35,7 @@ class ClickPreprocessFlags {
  private:
   CLI::App* app_ = nullptr;
   datasets::ClickPreprocessOptions options_;
+  std::string vocab_from_ = "train";
 };
 
 }  // namespace foresight::apps

@@ -112,6 +112,11 @@ Status WriteVocabulary(storage::DatasetWriter* w, int64_t field, const std::vect
   return out->Finish();
 }
 
+// Rows of the training split of n rows split by line order.
+int64_t TrainRows(int64_t n, const std::vector<double>& fractions) {
+  return std::llround(static_cast<double>(n) * fractions[0]);
+}
+
 Status CheckOptions(const ClickPreprocessOptions& o) {
   if (o.output.empty()) return InvalidArgument("--output is required");
   const bool split_given = !o.train.empty() || !o.val.empty() || !o.test.empty();
@@ -178,10 +183,24 @@ Status PreprocessClicks(const ClickPreprocessOptions& o, const ExecContext& ctx,
   if (o.hash_buckets == 0) {
     vocab = std::make_unique<internal::ClickVocabulary>(num_fields, o.min_frequency, o.memory_budget_bytes,
                                                         o.temp_dir);
+    // Rows that count: the training rows (files of --train, or the first
+    // fraction of --input, which takes a pass to count the good rows), or
+    // all with --vocab-from all.
+    int64_t counted_rows = INT64_MAX;
     int64_t bad = 0, headers = 0;
+    if (!o.vocab_from_all && !split_given) {
+      int64_t good = 0;
+      FS_RETURN_IF_ERROR(internal::ForEachClickRow(
+          schema, files, o.skip_bad_rows, [&](size_t, const ClickRow&) { ++good; return Status::OK(); }, &bad,
+          &headers));
+      counted_rows = TrainRows(good, o.split_fractions);
+      bad = headers = 0;
+    }
+    int64_t row_index = 0;
     FS_RETURN_IF_ERROR(internal::ForEachClickRow(
         schema, files, o.skip_bad_rows,
-        [&](size_t, const ClickRow& row) -> Status {
+        [&](size_t file, const ClickRow& row) -> Status {
+          if (row_index++ >= counted_rows || (!o.vocab_from_all && file_split[file] != 0)) return Status::OK();
           for (int64_t k = 0; k < num_fields; ++k) {
             const std::string_view v = row.cats[static_cast<size_t>(k)];
             if (!v.empty()) FS_RETURN_IF_ERROR(vocab->Add(k, v));
@@ -241,7 +260,7 @@ Status PreprocessClicks(const ClickPreprocessOptions& o, const ExecContext& ctx,
   } else {
     // By line order: the first fraction of the good rows trains, and so on.
     const double n = static_cast<double>(layout.num_samples);
-    bounds[0] = std::llround(n * o.split_fractions[0]);
+    bounds[0] = TrainRows(layout.num_samples, o.split_fractions);
     bounds[1] = std::min<int64_t>(layout.num_samples, std::llround(n * (o.split_fractions[0] + o.split_fractions[1])));
   }
   layout.train = {0, bounds[0]};
@@ -259,6 +278,7 @@ Status PreprocessClicks(const ClickPreprocessOptions& o, const ExecContext& ctx,
       {"files", files},
       {"id_mode", layout.id_mode},
       {"min_frequency", o.min_frequency},
+      {"vocab_from", o.vocab_from_all ? "all" : "train"},
       {"hash_buckets", o.hash_buckets},
       {"bad_rows_skipped", r.bad_rows},
       {"positives", r.positives},

@@ -104,12 +104,13 @@ TEST_F(ClicksPreprocessTest, CriteoVocabularyIdsDenseLabelsAndSplits) {
   EXPECT_EQ(ds->layout().val.end, 4);
   EXPECT_EQ(ds->layout().test.end, 5);
   EXPECT_EQ(r.positives, 2);
-  // C1: a x3, b, c -> rows 1 (a), 2 (b), 3 (c): most frequent first, ties by value.
-  EXPECT_EQ(ds->field(0).rows, 4);
-  EXPECT_EQ(Ints(ds->ids(0)), (std::vector<int64_t>{1, 2, 1, 3, 1}));
-  EXPECT_EQ(Strings(ds->vocab(0)), (std::vector<std::string>{"", "a", "b", "c"}));
-  // C2: x x, y, zz; missing -> 0.
-  EXPECT_EQ(Ints(ds->ids(1)), (std::vector<int64_t>{1, 0, 1, 2, 3}));
+  // Values are counted on the training rows: C1 a x2, b -> rows 1 (a), 2
+  // (b); "c" (val only) shares row 0.
+  EXPECT_EQ(ds->field(0).rows, 3);
+  EXPECT_EQ(Ints(ds->ids(0)), (std::vector<int64_t>{1, 2, 1, 0, 1}));
+  EXPECT_EQ(Strings(ds->vocab(0)), (std::vector<std::string>{"", "a", "b"}));
+  // C2: x x in train; missing -> 0; y, zz unseen in training -> 0.
+  EXPECT_EQ(Ints(ds->ids(1)), (std::vector<int64_t>{1, 0, 1, 0, 0}));
   // Fields never set are all missing: one row.
   EXPECT_EQ(ds->field(5).rows, 1);
   EXPECT_EQ(Ints(ds->ids(5)), (std::vector<int64_t>{0, 0, 0, 0, 0}));
@@ -121,11 +122,35 @@ TEST_F(ClicksPreprocessTest, CriteoVocabularyIdsDenseLabelsAndSplits) {
   EXPECT_FLOAT_EQ(d[2], 0.0f);                 // negative -> 0
   EXPECT_FLOAT_EQ(d[3], 0.0f);                 // missing -> 0
   EXPECT_FLOAT_EQ(d[13], std::log1p(1.0f));    // row 1, I1
+
+  // --vocab-from all: C1 a x3, b, c -> rows 1 (a), 2 (b), 3 (c): most
+  // frequent first, ties by value.
+  o.vocab_from_all = true;
+  o.output = Path("all");
+  ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(Ints(ds->ids(0)), (std::vector<int64_t>{1, 2, 1, 3, 1}));
+  EXPECT_EQ(Strings(ds->vocab(0)), (std::vector<std::string>{"", "a", "b", "c"}));
+  EXPECT_EQ(Ints(ds->ids(1)), (std::vector<int64_t>{1, 0, 1, 2, 3}));
+}
+
+TEST_F(ClicksPreprocessTest, InputSplitCountsOnlyTheTrainingLines) {
+  // 10 lines, train = the first 6 (0.6): "late" appears only after them.
+  std::string log;
+  for (int i = 0; i < 10; ++i) log += Criteo("0", {}, {i < 6 ? "early" : "late"});
+  ClickPreprocessOptions o = Options();
+  o.input = {Write("log.tsv", log)};
+  o.split_fractions = {0.6, 0.2, 0.2};
+  auto ds = Run(o);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->field(0).rows, 2);
+  EXPECT_EQ(Ints(ds->ids(0)), (std::vector<int64_t>{1, 1, 1, 1, 1, 1, 0, 0, 0, 0}));
 }
 
 TEST_F(ClicksPreprocessTest, MinFrequencySendsRareValuesToTheSharedRow) {
   ClickPreprocessOptions o = Options();
   o.input = {Write("log.tsv", SmallCriteo())};
+  o.split_fractions = {1, 0, 0};
   o.min_frequency = 2;
   auto ds = Run(o);
   ASSERT_NE(ds, nullptr);
@@ -145,6 +170,7 @@ TEST_F(ClicksPreprocessTest, SpilledCountingEqualsInMemoryCounting) {
   }
   ClickPreprocessOptions o = Options();
   o.input = {Write("log.tsv", log)};
+  o.vocab_from_all = true;
   o.min_frequency = 3;
   ClickPreprocessReport big_report;
   auto big = Run(o, &big_report);

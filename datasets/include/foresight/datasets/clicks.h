@@ -48,6 +48,12 @@ struct ClickPreprocessOptions {
   int64_t hash_buckets = 0;
   // --min-frequency K. Default: 1.
   int64_t min_frequency = 1;
+  // --vocab-from all: count values over every split. Default: false = over
+  // the training rows only, so a value never seen in training shares the
+  // out-of-vocabulary row (which training does update) instead of getting a
+  // row of its own that stays at its initial value. With --input, counting
+  // only the training rows takes one more pass (to find where they end).
+  bool vocab_from_all = false;
 
   // --format csv only. --columns: the names of every file's columns (a first
   // line equal to them, joined by the delimiter, is a header and skipped).
