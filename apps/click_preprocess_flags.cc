@@ -63,6 +63,10 @@ Status ClickPreprocessFlags::Prepare(const std::string& format, const std::vecto
   datasets::ClickPreprocessOptions& o = options_;
   FS_ASSIGN_OR_RETURN(o.format, datasets::ParseClickFormat(format));
   o.input = input;
+  if (input.empty() && o.train.empty()) {
+    return InvalidArgument("--format " + format + " needs --train FILE... [--val FILE...] [--test FILE...] or "
+                           "--input FILE... [--split A,B,C]");
+  }
   if (vocab_from_ != "train" && vocab_from_ != "all") {
     return InvalidArgument("--vocab-from must be \"train\" or \"all\", got \"" + vocab_from_ + "\"");
   }
