@@ -153,7 +153,7 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in, bool
   const DatasetManifest& m = ds->manifest_;
   if (m.kind != kKindGraph) {
     return InvalidArgument("dataset " + dir + " is a " + m.kind +
-                           " dataset, not a graph (open it with ClicksDataset; train it with --model dlrm)");
+                           " dataset, not a graph (storage::ClicksDataset reads it)");
   }
   FS_ASSIGN_OR_RETURN(ds->partition_offsets_, ParsePartitionOffsets(m, dir + "/" + kManifestFile));
   Opener op(dir, m);

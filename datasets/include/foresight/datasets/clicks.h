@@ -63,6 +63,8 @@ struct ClickPreprocessOptions {
   std::string label;
   std::vector<std::string> dense, categorical, drop;
   // --delimiter: "comma" or "tab". Default: "" = comma for csv, tab for criteo.
+  // Fields are split at every delimiter (no quoting, as click logs have
+  // none): a quoted field holding the delimiter is a wrong field count.
   std::string delimiter;
 
   // --skip-bad-rows: count malformed rows and go on. Default: false (stop).

@@ -86,7 +86,7 @@ StatusOr<DatasetManifest> ReadManifest(const std::string& path);
 class Dataset {
  public:
   // Opens a graph dataset (kind "graph"; a clicks dataset is
-  // InvalidArgument pointing at ClicksDataset) and validates manifest vs
+  // InvalidArgument naming ClicksDataset) and validates manifest vs
   // array headers and shapes, CSR
   // structure (indptr monotone, 0..E; indices in [0, N)), labels in [-1, C).
   // With validate_ids, split ids must lie in [0, N). The O(N+E) checks run
