@@ -123,6 +123,10 @@ StatusOr<ClickSchema> MakeClickSchema(const ClickPreprocessOptions& o) {
   if (s.cat_columns.empty() && s.dense_columns.empty()) {
     return InvalidArgument("--format csv: no dense or categorical columns left");
   }
+  if (s.cat_columns.size() > 65535) {  // ClickVocabulary keys carry the field in 2 bytes
+    return InvalidArgument("--format csv: at most 65535 categorical columns, got " +
+                           std::to_string(s.cat_columns.size()));
+  }
   return s;
 }
 
