@@ -368,6 +368,34 @@ TEST_F(ClicksPreprocessTest, OpenNamesTheFirstBadRow) {
   testing::ExpectErrorContains(graph.status(), "Dataset::Open", {"is a clicks dataset, not a graph"});
 }
 
+TEST(ClicksManifestTest, KindIsCheckedAndManifestsWithoutOneAreGraphs) {
+  storage::DatasetManifest graph;
+  nlohmann::json j = graph.ToJson();
+  EXPECT_EQ(j["kind"], "graph");
+  j.erase("kind");  // written before clicks datasets existed
+  storage::DatasetManifest parsed;
+  ASSERT_OK(storage::ParseManifest(j, "m.json", &parsed));
+  EXPECT_EQ(parsed.kind, "graph");
+  j["kind"] = "tables";
+  EXPECT_ERROR_CONTAINS(storage::ParseManifest(j, "m.json", &parsed),
+                        "m.json: field \"kind\" must be \"graph\" or \"clicks\", got \"tables\"");
+  j["kind"] = "clicks";
+  EXPECT_ERROR_CONTAINS(storage::ParseManifest(j, "m.json", &parsed), "field \"clicks\" is missing");
+
+  storage::ClicksLayout l;
+  l.num_samples = 10;
+  l.train = {0, 6};
+  l.val = {6, 8};
+  l.test = {9, 10};  // row 8 in no split
+  l.id_mode = "hash";
+  storage::ClicksLayout out;
+  EXPECT_ERROR_CONTAINS(storage::ParseClicksLayout(l.ToJson(), "m.json", &out),
+                        "field \"clicks.splits\" must be consecutive ranges train, val, test");
+  l.test = {8, 10};
+  ASSERT_OK(storage::ParseClicksLayout(l.ToJson(), "m.json", &out));
+  EXPECT_EQ(out.val.size(), 2);
+}
+
 TEST_F(ClicksPreprocessTest, BadFlagCombinations) {
   ClickPreprocessOptions o = Options();
   o.input = {Write("log.tsv", SmallCriteo())};
