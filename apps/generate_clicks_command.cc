@@ -5,8 +5,8 @@
 
 #include "cli_values.h"
 #include "command.h"
-#include "dataset_tool_flags.h"
 #include "foresight/core/context.h"
+#include "foresight/core/progress.h"
 #include "foresight/datasets/clicks.h"
 
 namespace foresight::apps {
@@ -43,7 +43,9 @@ class GenerateClicksCommand : public Command {
     app->add_option("--sharpness", o.sharpness, "Teacher: standard deviation of the logit (default: 1.6)")
         ->type_name("FLOAT");
     app->add_option("--ctr", o.ctr, "Teacher: mean click probability (default: 0.25)")->type_name("FLOAT");
-    tool_flags_.Add(app, &temp_dir_);
+    // The generator streams in fixed-size chunks: no budget or spill folder to set.
+    app->add_option("--threads", threads_, "CPU threads (default: online CPUs)")->type_name("INT");
+    app->add_flag("--quiet", quiet_, "No progress display");
   }
 
   Status Prepare() override {
@@ -66,12 +68,13 @@ class GenerateClicksCommand : public Command {
     if (!split_.empty()) {
       FS_ASSIGN_OR_RETURN(options_.split_fractions, ParseNumberList(split_, 3, "--split"));
     }
-    size_t unused_budget = 0;
-    return tool_flags_.Apply(&unused_budget);
+    if (threads_ < 0) return InvalidArgument("--threads: expected a count >= 0, got " + std::to_string(threads_));
+    return Status::OK();
   }
 
   Status Run() override {
-    tool_flags_.Activate();
+    UseThreads(threads_);
+    SetProgressEnabled(!quiet_);
     datasets::GenerateClicksReport r;
     FS_RETURN_IF_ERROR(datasets::GenerateClicks(options_, CpuContext(options_.seed), &r));
     std::printf("wrote %s: %lld samples (%lld positive), train/val/test %lld/%lld/%lld\n", options_.output.c_str(),
@@ -84,8 +87,9 @@ class GenerateClicksCommand : public Command {
 
  private:
   datasets::GenerateClicksOptions options_;
-  std::string bag_sizes_, split_, temp_dir_;
-  DatasetToolFlags tool_flags_;
+  std::string bag_sizes_, split_;
+  int threads_ = 0;
+  bool quiet_ = false;
 };
 
 }  // namespace

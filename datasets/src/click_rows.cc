@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "foresight/core/progress.h"
 #include "foresight/datasets/line_reader.h"
 
 namespace foresight::datasets::internal {
@@ -177,12 +178,16 @@ bool ParseClickRow(const ClickSchema& s, std::string_view line, std::vector<std:
   return true;
 }
 
-Status ForEachClickRow(const ClickSchema& schema, const std::vector<std::string>& files, bool skip_bad_rows,
+Status ForEachClickRow(const std::string& label, const ClickSchema& schema, const std::vector<std::string>& files,
+                       bool skip_bad_rows,
                        const std::function<Status(size_t file, const ClickRow& row)>& on_row,
                        int64_t* bad_rows, int64_t* header_lines) {
   std::vector<std::string_view> fields;
   ClickRow row;
   std::string why;
+  ProgressOptions po;
+  po.unit = "rows";
+  Progress progress(label, 0, po);
   for (size_t fi = 0; fi < files.size(); ++fi) {
     FS_ASSIGN_OR_RETURN(std::unique_ptr<LineReader> reader, LineReader::Open(files[fi]));
     std::string_view line;
@@ -199,6 +204,7 @@ Status ForEachClickRow(const ClickSchema& schema, const std::vector<std::string>
       }
       ++rows;
       FS_RETURN_IF_ERROR(on_row(fi, row));
+      progress.Advance();
     }
     FS_RETURN_IF_ERROR(reader->status());
     if (rows == 0) {
@@ -207,6 +213,7 @@ Status ForEachClickRow(const ClickSchema& schema, const std::vector<std::string>
                              (*bad_rows > 0 ? "; its bad rows were skipped" : "") + ")");
     }
   }
+  progress.Finish(std::to_string(*bad_rows) + " bad rows skipped");
   return Status::OK();
 }
 

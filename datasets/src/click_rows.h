@@ -53,7 +53,9 @@ bool ParseClickRow(const ClickSchema& schema, std::string_view line, std::vector
 // A header line (schema.header) first in a file is skipped; a file with no
 // rows is an error; a bad row is an error "<file>:<line>: <why>" unless
 // skip_bad_rows, which counts it in *bad_rows.
-Status ForEachClickRow(const ClickSchema& schema, const std::vector<std::string>& files, bool skip_bad_rows,
+// `label` names the pass in the progress display.
+Status ForEachClickRow(const std::string& label, const ClickSchema& schema, const std::vector<std::string>& files,
+                       bool skip_bad_rows,
                        const std::function<Status(size_t file, const ClickRow& row)>& on_row,
                        int64_t* bad_rows, int64_t* header_lines);
 

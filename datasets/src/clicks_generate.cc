@@ -27,6 +27,7 @@
 #include <memory>
 #include <vector>
 
+#include "foresight/core/progress.h"
 #include "foresight/core/rng.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/datasets/clicks.h"
@@ -173,7 +174,7 @@ Status CheckOptions(const GenerateClicksOptions& o) {
   if (o.rows < 1) return InvalidArgument("--rows must be >= 1");
   if (o.dim < 1) return InvalidArgument("--dim must be >= 1");
   if (o.num_samples < 1) return InvalidArgument("--samples must be >= 1");
-  if (o.num_dense < 0) return InvalidArgument("--dense-features must be >= 0");
+  if (o.num_dense < 0 || o.num_dense > 4096) return InvalidArgument("--dense-features must lie in [0, 4096]");
   if (!(o.zipf > 0)) return InvalidArgument("--zipf must be > 0");
   if (o.bag_sizes.size() != 1 && static_cast<int64_t>(o.bag_sizes.size()) != o.num_tables) {
     return InvalidArgument("--bag-sizes takes one size for all tables or one per table (" +
@@ -308,6 +309,9 @@ Status GenerateClicks(const GenerateClicksOptions& o, const ExecContext& ctx, Ge
   std::vector<ChunkOut> outs(static_cast<size_t>(chunks_per_round));
   std::vector<int32_t> narrow;
   std::vector<int64_t> table_ids;
+  ProgressOptions po;
+  po.unit = "samples";
+  Progress progress("generate clicks", n, po);
   for (int64_t first = 0; first < n; first += chunks_per_round * kChunk) {
     const int64_t round_chunks = std::min(chunks_per_round, (n - first + kChunk - 1) / kChunk);
     pool->ParallelFor(round_chunks, 1, [&](int64_t cb, int64_t ce) {
@@ -357,8 +361,10 @@ Status GenerateClicks(const GenerateClicksOptions& o, const ExecContext& ctx, Ge
         (y ? auc_pos : auc_neg)[static_cast<size_t>(bin)]++;
         test_logloss -= y ? std::log(std::max(p, 1e-12)) : std::log(std::max(1.0 - p, 1e-12));
       }
+      progress.Advance(m);
     }
   }
+  progress.Finish(std::to_string(positives) + " positive");
   FS_RETURN_IF_ERROR(dense_w->Finish());
   FS_RETURN_IF_ERROR(labels_w->Finish());
   FS_RETURN_IF_ERROR(prob_w->Finish());

@@ -191,14 +191,14 @@ Status PreprocessClicks(const ClickPreprocessOptions& o, const ExecContext& ctx,
     if (!o.vocab_from_all && !split_given) {
       int64_t good = 0;
       FS_RETURN_IF_ERROR(internal::ForEachClickRow(
-          schema, files, o.skip_bad_rows, [&](size_t, const ClickRow&) { ++good; return Status::OK(); }, &bad,
+          "count training rows", schema, files, o.skip_bad_rows, [&](size_t, const ClickRow&) { ++good; return Status::OK(); }, &bad,
           &headers));
       counted_rows = TrainRows(good, o.split_fractions);
       bad = headers = 0;
     }
     int64_t row_index = 0;
     FS_RETURN_IF_ERROR(internal::ForEachClickRow(
-        schema, files, o.skip_bad_rows,
+        "count values", schema, files, o.skip_bad_rows,
         [&](size_t file, const ClickRow& row) -> Status {
           if (row_index++ >= counted_rows || (!o.vocab_from_all && file_split[file] != 0)) return Status::OK();
           for (int64_t k = 0; k < num_fields; ++k) {
@@ -222,7 +222,7 @@ Status PreprocessClicks(const ClickPreprocessOptions& o, const ExecContext& ctx,
   std::vector<int64_t> ids(static_cast<size_t>(num_fields));
   int64_t per_split[3] = {0, 0, 0};
   FS_RETURN_IF_ERROR(internal::ForEachClickRow(
-      schema, files, o.skip_bad_rows,
+      "write rows", schema, files, o.skip_bad_rows,
       [&](size_t file, const ClickRow& row) -> Status {
         for (int64_t k = 0; k < num_fields; ++k) {
           const std::string_view v = row.cats[static_cast<size_t>(k)];
