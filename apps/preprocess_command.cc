@@ -83,7 +83,12 @@ class PreprocessCommand : public Command {
     if (inputs_.size() > 1) return InvalidArgument("--input takes one folder for --format " + format_);
     if (!inputs_.empty()) options_.input = inputs_[0];
     if (!format_.empty()) {
-      FS_ASSIGN_OR_RETURN(options_.format, datasets::ParseInputFormat(format_));
+      auto format = datasets::ParseInputFormat(format_);
+      if (!format.ok()) {
+        return InvalidArgument("--format: unknown value '" + format_ +
+                               "' (expected one of linqs, edgelist, ogb, criteo, csv)");
+      }
+      options_.format = *format;
     }
     if (!edge_dtype_.empty()) {
       FS_ASSIGN_OR_RETURN(options_.edge_dtype, datasets::ParseEdgeDType(edge_dtype_));
