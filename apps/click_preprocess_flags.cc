@@ -9,9 +9,9 @@
 namespace foresight::apps {
 namespace {
 
-const char* const kClickOnlyFlags[] = {"--train", "--val", "--test", "--hash-buckets", "--min-frequency", "--vocab-from",
-                                       "--columns", "--label", "--dense", "--categorical", "--drop",
-                                       "--delimiter", "--skip-bad-rows"};
+const char* const kClickOnlyFlags[] = {
+    "--train", "--val",   "--test",        "--hash-buckets", "--min-frequency", "--vocab-from",   "--columns",
+    "--label", "--dense", "--categorical", "--drop",         "--delimiter",     "--skip-bad-rows"};
 
 }  // namespace
 
@@ -20,8 +20,7 @@ bool ClickPreprocessFlags::Handles(const std::string& format) { return format ==
 void ClickPreprocessFlags::Add(CLI::App* app) {
   app_ = app;
   datasets::ClickPreprocessOptions& o = options_;
-  app->add_option("--train", o.train, "criteo/csv: training files of a log that comes split")
-      ->type_name("FILE...");
+  app->add_option("--train", o.train, "criteo/csv: training files of a log that comes split")->type_name("FILE...");
   app->add_option("--val", o.val, "criteo/csv: validation files")->type_name("FILE...");
   app->add_option("--test", o.test, "criteo/csv: test files")->type_name("FILE...");
   app->add_option("--hash-buckets", o.hash_buckets,
@@ -36,9 +35,7 @@ void ClickPreprocessFlags::Add(CLI::App* app) {
       ->delimiter(',')
       ->type_name("A,B,...");
   app->add_option("--label", o.label, "csv: the 0/1 click column")->type_name("COL");
-  app->add_option("--dense", o.dense, "csv: numeric columns (stored as log(1 + x))")
-      ->delimiter(',')
-      ->type_name("COLS");
+  app->add_option("--dense", o.dense, "csv: numeric columns (stored as log(1 + x))")->delimiter(',')->type_name("COLS");
   app->add_option("--categorical", o.categorical,
                   "csv: categorical columns (default: every column not named elsewhere)")
       ->delimiter(',')
@@ -58,13 +55,13 @@ bool ClickPreprocessFlags::AnyGiven() const {
 
 Status ClickPreprocessFlags::Prepare(const std::string& format, const std::vector<std::string>& input,
                                      const std::string& split, const std::string& output, bool overwrite,
-                                     const std::string& name, size_t memory_budget_bytes,
-                                     const std::string& temp_dir) {
+                                     const std::string& name, size_t memory_budget_bytes, const std::string& temp_dir) {
   datasets::ClickPreprocessOptions& o = options_;
   FS_ASSIGN_OR_RETURN(o.format, datasets::ParseClickFormat(format));
   o.input = input;
   if (input.empty() && o.train.empty()) {
-    return InvalidArgument("--format " + format + " needs --train FILE... [--val FILE...] [--test FILE...] or "
+    return InvalidArgument("--format " + format +
+                           " needs --train FILE... [--val FILE...] [--test FILE...] or "
                            "--input FILE... [--split A,B,C]");
   }
   if (vocab_from_ != "train" && vocab_from_ != "all") {

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -25,8 +24,8 @@ class ClickPreprocessFlags {
   // Fills the options from these flags and the shared ones; `split` is the
   // --split text ("" = default 0.8,0.1,0.1).
   Status Prepare(const std::string& format, const std::vector<std::string>& input, const std::string& split,
-                 const std::string& output, bool overwrite, const std::string& name,
-                 size_t memory_budget_bytes, const std::string& temp_dir);
+                 const std::string& output, bool overwrite, const std::string& name, size_t memory_budget_bytes,
+                 const std::string& temp_dir);
   // Runs the preprocessing and prints the summary line.
   Status Run(uint64_t seed);
   // True when a click-only flag was given (for the graph formats to reject).

@@ -20,8 +20,7 @@ class GenerateClicksCommand : public Command {
     app->add_option("--output", o.output, "Dataset directory to create")->type_name("OUT")->required();
     app->add_flag("--overwrite", o.overwrite, "Replace an existing dataset at OUT");
     app->add_option("--name", o.name, "Manifest name (default: teacher-clicks)");
-    app->add_option("--tables", o.num_tables, "Embedding tables / categorical fields (default: 26)")
-        ->type_name("T");
+    app->add_option("--tables", o.num_tables, "Embedding tables / categorical fields (default: 26)")->type_name("T");
     app->add_option("--rows", o.rows, "Rows per table (default: 100000)")->type_name("R");
     app->add_option("--dim", o.dim, "Embedding dimension of the teacher (default: 16)")->type_name("D");
     app->add_option("--samples", o.num_samples, "Samples (default: 1000000)")->type_name("N");

@@ -50,8 +50,7 @@ StatusOr<ClickSchema> MakeClickSchema(const ClickPreprocessOptions& o) {
     return InvalidArgument("--delimiter must be \"tab\" or \"comma\", got \"" + d + "\"");
   }
   if (o.format == ClickFormat::kCriteo) {
-    if (!o.columns.empty() || !o.label.empty() || !o.dense.empty() || !o.categorical.empty() ||
-        !o.drop.empty()) {
+    if (!o.columns.empty() || !o.label.empty() || !o.dense.empty() || !o.categorical.empty() || !o.drop.empty()) {
       return InvalidArgument(
           "--columns, --label, --dense, --categorical and --drop are for --format csv; --format criteo has "
           "the fixed layout label, I1..I13, C1..C26");
@@ -131,8 +130,8 @@ StatusOr<ClickSchema> MakeClickSchema(const ClickPreprocessOptions& o) {
   return s;
 }
 
-bool ParseClickRow(const ClickSchema& s, std::string_view line, std::vector<std::string_view>* fields,
-                   ClickRow* row, std::string* why) {
+bool ParseClickRow(const ClickSchema& s, std::string_view line, std::vector<std::string_view>* fields, ClickRow* row,
+                   std::string* why) {
   SplitFields(line, s.delimiter, fields);
   if (fields->size() != s.columns.size()) {
     *why = "expected " + std::to_string(s.columns.size()) + " " + DelimiterName(s.delimiter) +
@@ -157,8 +156,8 @@ bool ParseClickRow(const ClickSchema& s, std::string_view line, std::vector<std:
     if (s.integer_dense) {
       int64_t v = 0;
       if (!ParseInt64(f, &v)) {
-        *why = "column " + std::to_string(c + 1) + " (" + s.columns[c] + ") must be an integer or empty, got " +
-               Quote(f);
+        *why =
+            "column " + std::to_string(c + 1) + " (" + s.columns[c] + ") must be an integer or empty, got " + Quote(f);
         return false;
       }
       row->dense[j] = LogTransform(static_cast<double>(v));
@@ -179,8 +178,7 @@ bool ParseClickRow(const ClickSchema& s, std::string_view line, std::vector<std:
 }
 
 Status ForEachClickRow(const std::string& label, const ClickSchema& schema, const std::vector<std::string>& files,
-                       bool skip_bad_rows,
-                       const std::function<Status(size_t file, const ClickRow& row)>& on_row,
+                       bool skip_bad_rows, const std::function<Status(size_t file, const ClickRow& row)>& on_row,
                        int64_t* bad_rows, int64_t* header_lines) {
   std::vector<std::string_view> fields;
   ClickRow row;

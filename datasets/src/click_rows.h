@@ -55,8 +55,7 @@ bool ParseClickRow(const ClickSchema& schema, std::string_view line, std::vector
 // skip_bad_rows, which counts it in *bad_rows.
 // `label` names the pass in the progress display.
 Status ForEachClickRow(const std::string& label, const ClickSchema& schema, const std::vector<std::string>& files,
-                       bool skip_bad_rows,
-                       const std::function<Status(size_t file, const ClickRow& row)>& on_row,
+                       bool skip_bad_rows, const std::function<Status(size_t file, const ClickRow& row)>& on_row,
                        int64_t* bad_rows, int64_t* header_lines);
 
 }  // namespace foresight::datasets::internal

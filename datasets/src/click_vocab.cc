@@ -115,9 +115,8 @@ Status ClickVocabulary::Keep(const std::string& key, int64_t count) {
   kept_[field].emplace_back(key.substr(2), count);
   kept_bytes_ += key.size() + kKeptOverhead;
   if (kept_bytes_ > budget_) {
-    return ResourceExhausted("the categorical values seen at least --min-frequency " +
-                             std::to_string(min_frequency_) + " times need more than the --memory-budget of " +
-                             std::to_string(budget_) +
+    return ResourceExhausted("the categorical values seen at least --min-frequency " + std::to_string(min_frequency_) +
+                             " times need more than the --memory-budget of " + std::to_string(budget_) +
                              " bytes to map ids; raise --min-frequency or --memory-budget, or use --hash-buckets");
   }
   return Status::OK();

@@ -47,9 +47,9 @@ using internal::ZipfSampler;
 
 enum Stream : uint64_t { kSamples = 1, kTableRows = 2, kWeights = 3, kPerm = 4, kCalibration = 5 };
 
-constexpr int64_t kChunk = 8192;                 // samples per parallel task
-constexpr int64_t kCalibrationSamples = 16384;   // samples that fix the logit's mean and scale
-constexpr int64_t kAucBins = int64_t{1} << 20;   // probability bins of the test AUC
+constexpr int64_t kChunk = 8192;                // samples per parallel task
+constexpr int64_t kCalibrationSamples = 16384;  // samples that fix the logit's mean and scale
+constexpr int64_t kAucBins = int64_t{1} << 20;  // probability bins of the test AUC
 constexpr int64_t kBottomHidden = 64;
 constexpr int64_t kTopHidden = 64;
 constexpr float kWeakTableScale = 0.25f;
@@ -89,9 +89,9 @@ struct Teacher {
   std::vector<int64_t> bag_offset;  // first id slot of table t in a sample
   int64_t ids_per_sample = 0;
   RngKey rows_key;
-  std::vector<float> A;             // [T, D, rank]
-  std::vector<float> table_scale;   // [T]
-  std::vector<float> dense_scale;   // [Dd]
+  std::vector<float> A;               // [T, D, rank]
+  std::vector<float> table_scale;     // [T]
+  std::vector<float> dense_scale;     // [Dd]
   std::vector<float> w1, b1, w2, b2;  // bottom: [Hb, Dd], [Hb], [D, Hb], [D]
   std::vector<float> w3, b3, w4;      // top: [Ht, top_in], [Ht], [Ht]
   float b4 = 0;
@@ -112,9 +112,9 @@ struct Teacher {
     }
     // Bottom MLP: Dd -> Hb (ReLU) -> D.
     float* hb = scratch;
-    float* vecs = hb + kBottomHidden;      // [T + 1, D]: bottom output, then pooled tables
-    float* z = vecs + (T + 1) * D;         // [rank]
-    float* top = z + rank + 1;             // [top_in]
+    float* vecs = hb + kBottomHidden;  // [T + 1, D]: bottom output, then pooled tables
+    float* z = vecs + (T + 1) * D;     // [rank]
+    float* top = z + rank + 1;         // [top_in]
     for (int64_t h = 0; h < kBottomHidden; ++h) {
       float a = b1[static_cast<size_t>(h)];
       for (int64_t j = 0; j < Dd; ++j) a += w1[static_cast<size_t>(h * Dd + j)] * dense[j];
@@ -132,7 +132,8 @@ struct Teacher {
       for (int64_t j = 0; j < bag[static_cast<size_t>(t)]; ++j) {
         const uint64_t slot = static_cast<uint64_t>(t * max_bag + j);
         uint64_t attempt = 0;
-        const int64_t r = (*zipf)([&] { return Uniform53(key.Bits(i, kIdDrawBase + (slot << 8) + (attempt++ & 255))); });
+        const int64_t r =
+            (*zipf)([&] { return Uniform53(key.Bits(i, kIdDrawBase + (slot << 8) + (attempt++ & 255))); });
         ids[bag_offset[static_cast<size_t>(t)] + j] = perm[static_cast<size_t>(t)](r);
         FillNormals(rows_key, static_cast<uint64_t>(t * R + r), rank, 1.0f, z);
         const float s = table_scale[static_cast<size_t>(t)] *
@@ -166,9 +167,7 @@ struct Teacher {
     return logit;
   }
   int64_t ScratchFloats() const { return kBottomHidden + (T + 1) * D + rank + 1 + top_in; }
-  double Probability(double raw) const {
-    return 1.0 / (1.0 + std::exp(-(o->sharpness * (raw - mu) / sigma + bias)));
-  }
+  double Probability(double raw) const { return 1.0 / (1.0 + std::exp(-(o->sharpness * (raw - mu) / sigma + bias))); }
 };
 
 Status CheckOptions(const GenerateClicksOptions& o) {
@@ -292,8 +291,8 @@ Status GenerateClicks(const GenerateClicksOptions& o, const ExecContext& ctx, Ge
   FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::DatasetWriter> writer,
                       storage::DatasetWriter::Create(o.output, o.overwrite));
   const bool wide = o.rows > INT32_MAX;
-  FS_ASSIGN_OR_RETURN(auto dense_w, writer->OpenArray(std::string(storage::kClickDenseArray) + ".npy", DType::kF32,
-                                                      {o.num_dense}));
+  FS_ASSIGN_OR_RETURN(auto dense_w,
+                      writer->OpenArray(std::string(storage::kClickDenseArray) + ".npy", DType::kF32, {o.num_dense}));
   FS_ASSIGN_OR_RETURN(auto labels_w,
                       writer->OpenArray(std::string(storage::kClickLabelsArray) + ".npy", DType::kU8, {}));
   FS_ASSIGN_OR_RETURN(auto prob_w, writer->OpenArray(std::string(storage::kClickProbArray) + ".npy", DType::kF32, {}));

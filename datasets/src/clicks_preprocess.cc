@@ -38,7 +38,8 @@ class ClickArrayWriter {
  public:
   Status Open(storage::DatasetWriter* w, int64_t num_dense, const std::vector<int64_t>& table_rows) {
     num_dense_ = num_dense;
-    FS_ASSIGN_OR_RETURN(dense_, w->OpenArray(std::string(storage::kClickDenseArray) + ".npy", DType::kF32, {num_dense}));
+    FS_ASSIGN_OR_RETURN(dense_,
+                        w->OpenArray(std::string(storage::kClickDenseArray) + ".npy", DType::kF32, {num_dense}));
     FS_ASSIGN_OR_RETURN(labels_, w->OpenArray(std::string(storage::kClickLabelsArray) + ".npy", DType::kU8, {}));
     for (size_t k = 0; k < table_rows.size(); ++k) {
       const bool wide = table_rows[k] > INT32_MAX;
@@ -121,7 +122,8 @@ Status CheckOptions(const ClickPreprocessOptions& o) {
   if (o.output.empty()) return InvalidArgument("--output is required");
   const bool split_given = !o.train.empty() || !o.val.empty() || !o.test.empty();
   if (split_given && !o.input.empty()) {
-    return InvalidArgument("give either --train [--val] [--test] (a log that comes split) or --input with --split, not both");
+    return InvalidArgument(
+        "give either --train [--val] [--test] (a log that comes split) or --input with --split, not both");
   }
   if (!split_given && o.input.empty()) return InvalidArgument("no input: give --train FILE... or --input FILE...");
   if (split_given && o.train.empty()) return InvalidArgument("--val / --test need --train FILE...");
@@ -166,7 +168,9 @@ Status PreprocessClicks(const ClickPreprocessOptions& o, const ExecContext& ctx,
   std::vector<int> file_split;
   for (int s = 0; s < 3; ++s) {
     const std::vector<std::string>& list = !split_given ? (s == 0 ? o.input : std::vector<std::string>{})
-                                                        : (s == 0 ? o.train : s == 1 ? o.val : o.test);
+                                                        : (s == 0   ? o.train
+                                                           : s == 1 ? o.val
+                                                                    : o.test);
     for (const std::string& f : list) {
       files.push_back(f);
       file_split.push_back(s);
@@ -181,8 +185,7 @@ Status PreprocessClicks(const ClickPreprocessOptions& o, const ExecContext& ctx,
   // Pass 1 (vocabulary mode): count every (field, value).
   std::unique_ptr<internal::ClickVocabulary> vocab;
   if (o.hash_buckets == 0) {
-    vocab = std::make_unique<internal::ClickVocabulary>(num_fields, o.min_frequency, o.memory_budget_bytes,
-                                                        o.temp_dir);
+    vocab = std::make_unique<internal::ClickVocabulary>(num_fields, o.min_frequency, o.memory_budget_bytes, o.temp_dir);
     // Rows that count: the training rows (files of --train, or the first
     // fraction of --input, which takes a pass to count the good rows), or
     // all with --vocab-from all.
@@ -191,8 +194,12 @@ Status PreprocessClicks(const ClickPreprocessOptions& o, const ExecContext& ctx,
     if (!o.vocab_from_all && !split_given) {
       int64_t good = 0;
       FS_RETURN_IF_ERROR(internal::ForEachClickRow(
-          "count training rows", schema, files, o.skip_bad_rows, [&](size_t, const ClickRow&) { ++good; return Status::OK(); }, &bad,
-          &headers));
+          "count training rows", schema, files, o.skip_bad_rows,
+          [&](size_t, const ClickRow&) {
+            ++good;
+            return Status::OK();
+          },
+          &bad, &headers));
       counted_rows = TrainRows(good, o.split_fractions);
       bad = headers = 0;
     }

@@ -22,8 +22,7 @@ Status LayoutError(const std::string& origin, const std::string& field, const st
   return DataLoss(origin + ": field \"clicks." + field + "\" " + what);
 }
 
-Status GetCount(const json& j, const std::string& origin, const std::string& label, const char* key,
-                int64_t* out) {
+Status GetCount(const json& j, const std::string& origin, const std::string& label, const char* key, int64_t* out) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
     return LayoutError(origin, label, "must be an integer >= 0");
@@ -127,8 +126,8 @@ Status ParseClicksLayout(const json& j, const std::string& origin, ClicksLayout*
   FS_RETURN_IF_ERROR(GetRange(*splits, origin, "train", &l.train));
   FS_RETURN_IF_ERROR(GetRange(*splits, origin, "val", &l.val));
   FS_RETURN_IF_ERROR(GetRange(*splits, origin, "test", &l.test));
-  if (l.train.begin != 0 || l.train.end < l.train.begin || l.val.begin != l.train.end ||
-      l.val.end < l.val.begin || l.test.begin != l.val.end || l.test.end != l.num_samples) {
+  if (l.train.begin != 0 || l.train.end < l.train.begin || l.val.begin != l.train.end || l.val.end < l.val.begin ||
+      l.test.begin != l.val.end || l.test.end != l.num_samples) {
     return LayoutError(origin, "splits",
                        "must be consecutive ranges train, val, test covering [0, num_samples=" +
                            std::to_string(l.num_samples) + "), got " + splits->dump());
@@ -181,15 +180,15 @@ StatusOr<std::unique_ptr<ClicksDataset>> ClicksDataset::Open(const std::string& 
     }
     if (!dtype_ok) return DataLoss(path + ": dtype must be " + names + ", got " + got);
     if (info.shape != shape) {
-      return DataLoss(path + ": expected shape " + ShapeToString(shape) + " (from \"clicks\" in " +
-                      manifest_path + "), got " + ShapeToString(info.shape));
+      return DataLoss(path + ": expected shape " + ShapeToString(shape) + " (from \"clicks\" in " + manifest_path +
+                      "), got " + ShapeToString(info.shape));
     }
     *out = std::move(t).value();
     return Status::OK();
   };
 
-  FS_RETURN_IF_ERROR(map(kClickDenseArray, true, {DType::kF32}, false,
-                         {n, static_cast<int64_t>(l.dense.size())}, &ds->dense_));
+  FS_RETURN_IF_ERROR(
+      map(kClickDenseArray, true, {DType::kF32}, false, {n, static_cast<int64_t>(l.dense.size())}, &ds->dense_));
   FS_RETURN_IF_ERROR(map(kClickLabelsArray, true, {DType::kU8}, false, {n}, &ds->labels_));
   FS_RETURN_IF_ERROR(map(kClickProbArray, false, {DType::kF32}, false, {n}, &ds->click_prob_));
   ds->ids_.resize(l.fields.size());
@@ -199,8 +198,8 @@ StatusOr<std::unique_ptr<ClicksDataset>> ClicksDataset::Open(const std::string& 
     const Shape shape = f.bag_size == 1 ? Shape{n} : Shape{n, f.bag_size};
     const std::initializer_list<DType> id_types = {DType::kI32, DType::kI64};
     const std::initializer_list<DType> wide_only = {DType::kI64};
-    FS_RETURN_IF_ERROR(map(ClickIdsArray(static_cast<int64_t>(k)), true,
-                           f.rows > INT32_MAX ? wide_only : id_types, false, shape, &ds->ids_[k]));
+    FS_RETURN_IF_ERROR(map(ClickIdsArray(static_cast<int64_t>(k)), true, f.rows > INT32_MAX ? wide_only : id_types,
+                           false, shape, &ds->ids_[k]));
     if (f.has_vocab) {
       FS_RETURN_IF_ERROR(map(ClickVocabArray(static_cast<int64_t>(k)), true, {}, true, {f.rows}, &ds->vocab_[k]));
     }
@@ -241,7 +240,10 @@ StatusOr<std::unique_ptr<ClicksDataset>> ClicksDataset::Open(const std::string& 
           return any;
         });
         for (int64_t j = 0; bad_row >= 0 && j < bag; ++j) {
-          if (static_cast<uint64_t>(static_cast<int64_t>(p[bad_row * bag + j])) >= rows) { bad_value = p[bad_row * bag + j]; break; }
+          if (static_cast<uint64_t>(static_cast<int64_t>(p[bad_row * bag + j])) >= rows) {
+            bad_value = p[bad_row * bag + j];
+            break;
+          }
         }
       } else {
         const int64_t* p = t.data<int64_t>();
@@ -251,13 +253,16 @@ StatusOr<std::unique_ptr<ClicksDataset>> ClicksDataset::Open(const std::string& 
           return any;
         });
         for (int64_t j = 0; bad_row >= 0 && j < bag; ++j) {
-          if (static_cast<uint64_t>(p[bad_row * bag + j]) >= rows) { bad_value = p[bad_row * bag + j]; break; }
+          if (static_cast<uint64_t>(p[bad_row * bag + j]) >= rows) {
+            bad_value = p[bad_row * bag + j];
+            break;
+          }
         }
       }
       if (bad_row >= 0) {
-        return DataLoss(file_of(ClickIdsArray(static_cast<int64_t>(k))) + ": row " + std::to_string(bad_row) +
-                        ": id " + std::to_string(bad_value) + " of field \"" + l.fields[k].name +
-                        "\" is not in [0, " + std::to_string(rows) + ")");
+        return DataLoss(file_of(ClickIdsArray(static_cast<int64_t>(k))) + ": row " + std::to_string(bad_row) + ": id " +
+                        std::to_string(bad_value) + " of field \"" + l.fields[k].name + "\" is not in [0, " +
+                        std::to_string(rows) + ")");
       }
     }
   }

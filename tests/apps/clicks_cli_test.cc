@@ -2,13 +2,14 @@
 // generate clicks` as a user runs them: the real Criteo sample in both id
 // modes (skipped when ../shared/datasets lacks it), a CSV error, and a small
 // generated log.
+#include "testing/cli.h"
+
 #include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "testing/cli.h"
 #include "testing/testing.h"
 
 namespace foresight {
@@ -54,17 +55,17 @@ TEST(ClicksCli, CriteoSampleInBothIdModes) {
 TEST(ClicksCli, CsvUnknownColumnFailsAndLeavesNothing) {
   testing::TempDir dir;
   testing::WriteFile(dir.File("a.csv"), "id,click,hour\n1,0,5\n");
-  const Result r = testing::RunForesight("preprocess --format csv --input " + Quote(dir.File("a.csv")) +
-                                         " --columns id,click,hour --label clicked --drop id --output " +
-                                         Quote(dir.File("out")));
+  const Result r =
+      testing::RunForesight("preprocess --format csv --input " + Quote(dir.File("a.csv")) +
+                            " --columns id,click,hour --label clicked --drop id --output " + Quote(dir.File("out")));
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("--label names column \"clicked\", which is not in --columns (id,click,hour)"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(Exists(dir.File("out")));
   // A click-only flag on a graph format is a usage error.
-  const Result g = testing::RunForesight("preprocess --format edgelist --edges x --hash-buckets 5 --output " +
-                                         Quote(dir.File("g")));
+  const Result g =
+      testing::RunForesight("preprocess --format edgelist --edges x --hash-buckets 5 --output " + Quote(dir.File("g")));
   EXPECT_EQ(g.code, 2) << g.err;
   EXPECT_NE(g.err.find("are for --format criteo|csv"), std::string::npos) << g.err;
 }
@@ -73,7 +74,8 @@ TEST(ClicksCli, GenerateClicksPrintsAndStoresTheTeacherAuc) {
   testing::TempDir dir;
   const Result r = testing::RunForesight(
       "generate clicks --tables 3 --rows 1000 --dim 4 --samples 20000 --bag-sizes 1,2,1 --zipf 1.1 --seed 5 "
-      "--quiet --output " + Quote(dir.File("g")));
+      "--quiet --output " +
+      Quote(dir.File("g")));
   ASSERT_EQ(r.code, 0) << r.err;
   const size_t at = r.out.find("teacher test AUC ");
   ASSERT_NE(at, std::string::npos) << r.out;

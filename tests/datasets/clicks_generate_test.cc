@@ -98,7 +98,7 @@ TEST_F(GenerateClicksTest, SameBytesOnOneAndTwoThreadsAndAValidLayout) {
   const double auc = ExactAuc(p, y, d.layout().test.begin, d.layout().test.end);
   EXPECT_NEAR(d.manifest().clicks["teacher"]["test_auc"].get<double>(), auc, 1e-4);
   EXPECT_NEAR(ra.teacher_test_auc, auc, 1e-4);
-  EXPECT_GT(auc, 0.7);  // a teacher with something to learn
+  EXPECT_GT(auc, 0.7);   // a teacher with something to learn
   EXPECT_LT(auc, 0.95);  // and a moderate temperature
 
   // Zipf(1.05) ids: the hottest row takes ~1/H of the lookups (H ~ 7.6 for
@@ -106,8 +106,8 @@ TEST_F(GenerateClicksTest, SameBytesOnOneAndTwoThreadsAndAValidLayout) {
   std::map<int64_t, int64_t> counts;
   const int32_t* ids = d.ids(0).data<int32_t>();
   for (int64_t i = 0; i < d.num_samples(); ++i) counts[ids[i]]++;
-  auto hottest = std::max_element(counts.begin(), counts.end(),
-                                  [](const auto& l, const auto& r) { return l.second < r.second; });
+  auto hottest =
+      std::max_element(counts.begin(), counts.end(), [](const auto& l, const auto& r) { return l.second < r.second; });
   EXPECT_NEAR(static_cast<double>(hottest->second) / 30000, 1 / 7.6, 0.02);
   EXPECT_NE(hottest->first, 0);
 }
@@ -123,7 +123,8 @@ TEST_F(GenerateClicksTest, SeedChangesTheData) {
 TEST_F(GenerateClicksTest, BadOptionsLeaveNothing) {
   GenerateClicksOptions o = Options("x");
   o.bag_sizes = {1, 2};
-  EXPECT_ERROR_CONTAINS(GenerateClicks(o, CpuContext()), "--bag-sizes takes one size for all tables or one per table (4), got 2");
+  EXPECT_ERROR_CONTAINS(GenerateClicks(o, CpuContext()),
+                        "--bag-sizes takes one size for all tables or one per table (4), got 2");
   o.bag_sizes = {1};
   o.zipf = 0;
   EXPECT_ERROR_CONTAINS(GenerateClicks(o, CpuContext()), "--zipf must be > 0");

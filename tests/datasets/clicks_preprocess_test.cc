@@ -2,8 +2,6 @@
 // spilled counting equal to in-memory counting, split flavours, the Avazu
 // layout, ClicksDataset's checks, and one test per bad-input case (file,
 // line and what was expected in the message; no dataset left behind).
-#include "foresight/datasets/clicks.h"
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "compress_util.h"
+#include "foresight/datasets/clicks.h"
 #include "foresight/storage/clicks_dataset.h"
 #include "foresight/storage/npy.h"
 #include "testing/testing.h"
@@ -117,11 +116,11 @@ TEST_F(ClicksPreprocessTest, CriteoVocabularyIdsDenseLabelsAndSplits) {
   const uint8_t* y = ds->labels().data<uint8_t>();
   EXPECT_EQ(std::vector<int>(y, y + 5), (std::vector<int>{1, 0, 0, 1, 0}));
   const float* d = ds->dense().data<float>();
-  EXPECT_FLOAT_EQ(d[0], 0.0f);                 // 0
-  EXPECT_FLOAT_EQ(d[1], std::log1p(3.0f));     // 3
-  EXPECT_FLOAT_EQ(d[2], 0.0f);                 // negative -> 0
-  EXPECT_FLOAT_EQ(d[3], 0.0f);                 // missing -> 0
-  EXPECT_FLOAT_EQ(d[13], std::log1p(1.0f));    // row 1, I1
+  EXPECT_FLOAT_EQ(d[0], 0.0f);               // 0
+  EXPECT_FLOAT_EQ(d[1], std::log1p(3.0f));   // 3
+  EXPECT_FLOAT_EQ(d[2], 0.0f);               // negative -> 0
+  EXPECT_FLOAT_EQ(d[3], 0.0f);               // missing -> 0
+  EXPECT_FLOAT_EQ(d[13], std::log1p(1.0f));  // row 1, I1
 
   // --vocab-from all: C1 a x3, b, c -> rows 1 (a), 2 (b), 3 (c): most
   // frequent first, ties by value.
@@ -188,7 +187,7 @@ TEST_F(ClicksPreprocessTest, SpilledCountingEqualsInMemoryCounting) {
     EXPECT_EQ(Ints(big->ids(k)), Ints(small->ids(k))) << k;
     EXPECT_EQ(Strings(big->vocab(k)), Strings(small->vocab(k))) << k;
   }
-  EXPECT_EQ(big->field(0).rows, 98);   // 97 values, each >= 3 times
+  EXPECT_EQ(big->field(0).rows, 98);  // 97 values, each >= 3 times
   // 211 values, 600 = 2 * 211 + 178: 178 appear 3 times and are kept.
   EXPECT_EQ(big->field(1).rows, 1 + 178);
 }

@@ -78,10 +78,10 @@ struct ClickPreprocessOptions {
 struct ClickPreprocessReport {
   int64_t num_samples = 0;
   int64_t num_train = 0, num_val = 0, num_test = 0;
-  int64_t bad_rows = 0;        // skipped with --skip-bad-rows
-  int64_t header_lines = 0;    // csv headers skipped
+  int64_t bad_rows = 0;      // skipped with --skip-bad-rows
+  int64_t header_lines = 0;  // csv headers skipped
   int64_t positives = 0;
-  int64_t count_runs = 0;      // sorted runs spilled while counting values
+  int64_t count_runs = 0;  // sorted runs spilled while counting values
   std::vector<std::string> field_names;
   std::vector<int64_t> table_rows;  // per categorical field
 };
@@ -104,23 +104,23 @@ Status PreprocessClicks(const ClickPreprocessOptions& options, const ExecContext
 // Every value is a function of (seed, sample index), so the bytes do not
 // depend on the thread count.
 struct GenerateClicksOptions {
-  std::string output;        // --output OUT (required)
-  bool overwrite = false;    // --overwrite
-  std::string name = "teacher-clicks";  // --name
-  int64_t num_tables = 26;   // --tables T
-  int64_t rows = 100000;     // --rows R: rows per table
-  int64_t dim = 16;          // --dim D: embedding dimension (teacher and the intended student)
-  int64_t num_samples = 1000000;  // --samples N
-  int64_t num_dense = 13;    // --dense-features
+  std::string output;                    // --output OUT (required)
+  bool overwrite = false;                // --overwrite
+  std::string name = "teacher-clicks";   // --name
+  int64_t num_tables = 26;               // --tables T
+  int64_t rows = 100000;                 // --rows R: rows per table
+  int64_t dim = 16;                      // --dim D: embedding dimension (teacher and the intended student)
+  int64_t num_samples = 1000000;         // --samples N
+  int64_t num_dense = 13;                // --dense-features
   std::vector<int64_t> bag_sizes = {1};  // --bag-sizes: one per table, or one for all
-  double zipf = 1.05;        // --zipf S (> 0)
-  uint64_t seed = 0;         // --seed
+  double zipf = 1.05;                    // --zipf S (> 0)
+  uint64_t seed = 0;                     // --seed
   // Teacher knobs (defaults make it learnable; see clicks_generate.cc).
   int64_t informative_tables = 8;  // --informative-tables: the first min(K, T) tables carry full signal
-  int64_t rank = 4;          // --teacher-rank: rank of each teacher table
+  int64_t rank = 4;                // --teacher-rank: rank of each teacher table
   double popularity_scale = 2000;  // --popularity-scale: rank at which a row's signal halves
-  double sharpness = 1.6;    // --sharpness: std of the teacher logit
-  double ctr = 0.25;         // --ctr: mean click probability
+  double sharpness = 1.6;          // --sharpness: std of the teacher logit
+  double ctr = 0.25;               // --ctr: mean click probability
   std::vector<double> split_fractions = {0.8, 0.1, 0.1};  // --split
 };
 

@@ -15,10 +15,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
@@ -51,8 +50,8 @@ struct ClicksLayout {
   int64_t num_samples = 0;
   std::vector<std::string> dense;  // dense feature names
   std::vector<ClickField> fields;
-  RowRange train, val, test;       // cover [0, num_samples) in this order
-  std::string id_mode;             // "vocab", "hash" or "generated"
+  RowRange train, val, test;  // cover [0, num_samples) in this order
+  std::string id_mode;        // "vocab", "hash" or "generated"
 
   nlohmann::json ToJson() const;
 };
