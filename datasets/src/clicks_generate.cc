@@ -20,9 +20,10 @@
 //    and shifted to the mean click rate --ctr (0.25): a moderate temperature,
 //    so the teacher's AUC is Criteo-like (~0.83) instead of near 1, and
 //    labels are not a deterministic function a student must match exactly.
-// Measured (bench/RESULTS.md): a same-shape student ends 0.030 AUC below
-// this teacher after one pass over 1.28M samples; with rows at full weight,
-// full-rank tables and all tables informative it ends 0.12 below.
+// Measured (bench/RESULTS.md): a same-shape student ends 0.023 AUC below
+// this teacher after one pass over 4M samples (the train split of 5M); with
+// rows at full weight, full-rank tables and all tables informative it ends
+// 0.12 below (320K samples).
 // Every draw is a Philox value keyed by the seed and the sample index (or
 // the table row), so chunks run in parallel in any order with the same bytes.
 #include <algorithm>
