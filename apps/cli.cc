@@ -128,6 +128,7 @@ int RunCliImpl(int argc, char** argv) {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(AddPreprocessCommand(&root));
   commands.push_back(AddGenerateCommand(&root));
+  commands.push_back(AddGenerateClicksCommand(&root));
   commands.push_back(AddPartitionCommand(&root));
   commands.push_back(AddTrainCommand(&root));
   commands.push_back(AddEvalCommand(&root));

@@ -44,6 +44,8 @@ std::unique_ptr<Command> AddEvalCommand(CLI::App* root);
 std::unique_ptr<Command> AddExportCommand(CLI::App* root);
 std::unique_ptr<Command> AddPreprocessCommand(CLI::App* root);
 std::unique_ptr<Command> AddGenerateCommand(CLI::App* root);
+// Adds `generate clicks` under the `generate` sub-app AddGenerateCommand made.
+std::unique_ptr<Command> AddGenerateClicksCommand(CLI::App* root);
 std::unique_ptr<Command> AddPartitionCommand(CLI::App* root);
 
 // Sizes the process thread pool (0 = online CPUs); call before any work.

@@ -1,9 +1,11 @@
 // `foresight preprocess --format linqs|edgelist|ogb ... --output OUT`: raw
 // graph files to a dataset directory (datasets/preprocess.h has the details
-// of every flag).
+// of every flag); `--format criteo|csv`: click logs to a clicks dataset
+// (click_preprocess_flags.h, datasets/clicks.h).
 #include <cstdio>
 
 #include "cli_values.h"
+#include "click_preprocess_flags.h"
 #include "dataset_tool_flags.h"
 #include "command.h"
 #include "foresight/core/context.h"
@@ -19,9 +21,11 @@ class PreprocessCommand : public Command {
   explicit PreprocessCommand(CLI::App* app) : Command(app) {
     datasets::PreprocessOptions& o = options_;
     app->add_option("--format", format_, "Input format (default: edgelist)")
-        ->type_name("linqs|edgelist|ogb");
-    app->add_option("--input", o.input, "Input folder (linqs: *.content + *.cites; ogb: raw/, split/)")
-        ->type_name("DIR");
+        ->type_name("linqs|edgelist|ogb|criteo|csv");
+    app->add_option("--input", inputs_,
+                    "Input folder (linqs: *.content + *.cites; ogb: raw/, split/), or criteo/csv: "
+                    "click-log files split by --split")
+        ->type_name("DIR|FILE...");
     app->add_option("--output", o.output, "Dataset directory to create")
         ->type_name("OUT")
         ->required();
@@ -74,8 +78,10 @@ class PreprocessCommand : public Command {
         ->type_name("none|row");
     app->add_option("--feature-dtype", o.feature_dtype, "Stored feature type (default: f32)")
         ->type_name("f32|f16");
-    app->add_option("--split", split_, "Split source (default: auto)")
-        ->type_name("auto|file|random|ogb");
+    app->add_option("--split", split_,
+                    "Split source (default: auto); criteo/csv: train,val,test fractions of --input by "
+                    "line order (default: 0.8,0.1,0.1)")
+        ->type_name("auto|file|random|ogb|A,B,C");
     app->add_option("--split-file", o.split_file, "'id<TAB>train|val|test' lines")
         ->type_name("FILE");
     app->add_option("--ogb-split", o.ogb_split, "ogb: folder under split/ (default: the only one)");
@@ -89,12 +95,32 @@ class PreprocessCommand : public Command {
     app->add_option("--test-frac", o.test_frac, "Random split: test fraction (default: 0.8)")
         ->type_name("FLOAT");
     app->add_option("--seed", o.seed, "Seed of the random split (default: 0)")->type_name("UINT");
+    clicks_.Add(app);
     tool_flags_.Add(app, &o.temp_dir);
   }
 
   Status Prepare() override {
+    if (ClickPreprocessFlags::Handles(format_)) {
+      clicks_mode_ = true;
+      size_t budget = options_.memory_budget_bytes;
+      FS_RETURN_IF_ERROR(tool_flags_.Apply(&budget));
+      return clicks_.Prepare(format_, inputs_, split_, options_.output, options_.overwrite, options_.name, budget,
+                             options_.temp_dir);
+    }
+    if (clicks_.AnyGiven()) {
+      return InvalidArgument("--train/--val/--test, --hash-buckets, --min-frequency, --columns, --label, "
+                             "--dense, --categorical, --drop, --delimiter and --skip-bad-rows are for "
+                             "--format criteo|csv");
+    }
+    if (inputs_.size() > 1) return InvalidArgument("--input takes one folder for --format " + format_);
+    if (!inputs_.empty()) options_.input = inputs_[0];
     if (!format_.empty()) {
-      FS_ASSIGN_OR_RETURN(options_.format, datasets::ParseInputFormat(format_));
+      auto format = datasets::ParseInputFormat(format_);
+      if (!format.ok()) {
+        return InvalidArgument("--format: unknown value '" + format_ +
+                               "' (expected one of linqs, edgelist, ogb, criteo, csv)");
+      }
+      options_.format = *format;
     }
     if (!edge_dtype_.empty()) {
       FS_ASSIGN_OR_RETURN(options_.edge_dtype, datasets::ParseEdgeDType(edge_dtype_));
@@ -115,6 +141,7 @@ class PreprocessCommand : public Command {
 
   Status Run() override {
     tool_flags_.Activate();
+    if (clicks_mode_) return clicks_.Run(options_.seed);
     datasets::PreprocessReport r;
     FS_RETURN_IF_ERROR(datasets::Preprocess(options_, CpuContext(options_.seed), &r));
     std::printf(
@@ -132,6 +159,9 @@ class PreprocessCommand : public Command {
   datasets::PreprocessOptions options_;
   std::string format_, edge_dtype_, ids_, norm_, split_;
   bool header_ = false, no_header_ = false;
+  std::vector<std::string> inputs_;
+  ClickPreprocessFlags clicks_;
+  bool clicks_mode_ = false;
   DatasetToolFlags tool_flags_;
 };
 
@@ -139,7 +169,7 @@ class PreprocessCommand : public Command {
 
 std::unique_ptr<Command> AddPreprocessCommand(CLI::App* root) {
   CLI::App* app =
-      root->add_subcommand("preprocess", "Convert raw graph files into a foresight dataset");
+      root->add_subcommand("preprocess", "Convert raw graph files or click logs into a foresight dataset");
   return std::make_unique<PreprocessCommand>(app);
 }
 

@@ -202,6 +202,10 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::OpenDir(const std::string& dir_in, b
   ds->dir_ = dir;
   FS_ASSIGN_OR_RETURN(ds->manifest_, ReadManifest(dir + "/" + kManifestFile));
   const DatasetManifest& m = ds->manifest_;
+  if (m.kind != kKindGraph) {
+    return InvalidArgument("dataset " + dir + " is a " + m.kind +
+                           " dataset, not a graph (storage::ClicksDataset reads it)");
+  }
   FS_ASSIGN_OR_RETURN(ds->partition_offsets_, ParsePartitionOffsets(m, dir + "/" + kManifestFile));
   Opener op(dir, m);
   const int64_t n = m.num_nodes, e = m.num_edges, f = m.feature_dim, c = m.num_classes;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "file_util.h"
+#include "foresight/storage/clicks_dataset.h"
 #include "foresight/storage/dataset.h"
 #include "staging_dir.h"
 #include "test_hooks.h"
@@ -184,8 +185,11 @@ Status DatasetWriter::Commit() {
   internal::CrashPoint("manifest-written");
   // Refuse to publish something Dataset::Open would reject.
   {
-    auto check = Dataset::OpenDir(staging_, /*validate_ids=*/true);
-    if (!check.ok()) return check.status().WithContext("dataset " + out_dir_ + " not committed");
+    // Validated by the reader of its kind, skipping only the staging check.
+    const Status check = manifest_.kind == kKindClicks
+                             ? ClicksDataset::OpenDir(staging_, /*validate_ids=*/true).status()
+                             : Dataset::OpenDir(staging_, /*validate_ids=*/true).status();
+    if (!check.ok()) return check.WithContext("dataset " + out_dir_ + " not committed");
   }
   FS_RETURN_IF_ERROR(internal::FsyncDir(staging_));
   internal::CrashPoint("before-commit");

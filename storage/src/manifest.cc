@@ -63,6 +63,7 @@ json DatasetManifest::ToJson() const {
   json j = {
       {"format", format},
       {"version", version},
+      {"kind", kind},
       {"name", name},
       {"num_nodes", num_nodes},
       {"num_edges", num_edges},
@@ -77,6 +78,7 @@ json DatasetManifest::ToJson() const {
   if (!class_names.empty()) j["class_names"] = class_names;
   // Written only when sparse, so dense manifests stay as before.
   if (feature_layout != FeatureLayout::kDense) j["feature_layout"] = FeatureLayoutName(feature_layout);
+  if (!clicks.is_null()) j["clicks"] = clicks;
   return j;
 }
 
@@ -96,6 +98,13 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
                          std::to_string(kDatasetVersion) + ")");
   }
   m.version = static_cast<int>(version);
+  if (j.contains("kind")) {
+    FS_RETURN_IF_ERROR(GetString(j, origin, "kind", &m.kind));
+    if (m.kind != kKindGraph && m.kind != kKindClicks) {
+      return FieldError(origin, "kind", "must be \"" + std::string(kKindGraph) + "\" or \"" + kKindClicks +
+                                            "\", got \"" + m.kind + "\"");
+    }
+  }
   FS_RETURN_IF_ERROR(GetString(j, origin, "name", &m.name));
   FS_RETURN_IF_ERROR(GetInt(j, origin, "num_nodes", &m.num_nodes));
   FS_RETURN_IF_ERROR(GetInt(j, origin, "num_edges", &m.num_edges));
@@ -169,6 +178,14 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
     }
     m.partitions = *parts;
     FS_RETURN_IF_ERROR(ParsePartitionOffsets(m, origin).status());
+  }
+  auto clicks = j.find("clicks");
+  if (clicks != j.end() && !clicks->is_null()) {
+    if (!clicks->is_object()) return FieldError(origin, "clicks", "must be an object");
+    m.clicks = *clicks;
+  }
+  if (m.kind == kKindClicks && m.clicks.is_null()) {
+    return FieldError(origin, "clicks", "is missing (kind is \"clicks\")");
   }
   auto src = j.find("source");
   if (src != j.end()) {

@@ -58,9 +58,16 @@ const char* IdMapName(IdMap m);  // "none", "int", "string"
 // "feature_layout", absent for dense (datasets written before it existed).
 enum class FeatureLayout { kDense, kSparse };
 const char* FeatureLayoutName(FeatureLayout l);  // "dense", "sparse"
+
+// Manifest "kind": what the arrays describe. Absent in manifests written
+// before clicks datasets existed, which are graphs.
+inline constexpr char kKindGraph[] = "graph";
+inline constexpr char kKindClicks[] = "clicks";  // storage/clicks_dataset.h
+
 struct DatasetManifest {
   std::string format = kDatasetFormat;
   int version = kDatasetVersion;
+  std::string kind = kKindGraph;  // kKindGraph or kKindClicks
   std::string name;
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
@@ -78,6 +85,8 @@ struct DatasetManifest {
   // {"method", "parts": P, "offsets": [P+1 row offsets], ...stats}.
   nlohmann::json partitions;
   nlohmann::json source = nlohmann::json::object();  // free-form provenance
+  // kind "clicks" only: fields, table sizes, split ranges (clicks_dataset.h).
+  nlohmann::json clicks;
 
   nlohmann::json ToJson() const;
 };
@@ -103,7 +112,9 @@ class DatasetWriter;
 // that keep the mapping alive. Thread-safe after Open (immutable).
 class Dataset {
  public:
-  // Opens `dir` and validates manifest vs array headers and shapes, CSR
+  // Opens a graph dataset (kind "graph"; a clicks dataset is
+  // InvalidArgument naming ClicksDataset) and validates manifest vs
+  // array headers and shapes, CSR
   // structure (indptr monotone, 0..E; indices in [0, N)), labels in [-1, C).
   // With validate_ids, split ids must lie in [0, N). The O(N+E) checks run
   // over DefaultThreadPool(). FailedPrecondition for a staging directory
@@ -185,6 +196,8 @@ class DatasetWriter {
   // swapped out atomically (renameat2 RENAME_EXCHANGE; where the file
   // system lacks it, two renames leave out_dir absent for an instant), so
   // out_dir is at every instant absent, the old dataset or the new one.
+  // The staging dir is validated first by the reader of its kind
+  // (Dataset::OpenDir or ClicksDataset::OpenDir).
   Status Commit();
 
  private:
