@@ -45,6 +45,8 @@ std::unique_ptr<Command> AddExportCommand(CLI::App* root);
 std::unique_ptr<Command> AddPreprocessCommand(CLI::App* root);
 std::unique_ptr<Command> AddGenerateCommand(CLI::App* root);
 std::unique_ptr<Command> AddPartitionCommand(CLI::App* root);
+std::unique_ptr<Command> AddPlotCommand(CLI::App* root);
+std::unique_ptr<Command> AddCacheCurveCommand(CLI::App* root);
 
 // Sizes the process thread pool (0 = online CPUs); call before any work.
 void UseThreads(int threads);
