@@ -4,8 +4,14 @@
 // (trainer/feature_trace.h), and the rows they read are replayed through
 // each planner at each size as the pipeline would drive it
 // (cache/trace_replay.h): no row is read, so a whole curve costs about one
-// epoch of sampling. One JSON line per (policy, size) on stdout; with
-// --output, a chart of miss ratio against cache size, a line per policy.
+// epoch of sampling. The counts are those `train --metrics` reports for
+// epoch 1 with the same flags, policy and cache size: miss ratio =
+// cache_misses / rows requested (1 - the hit rate), from a cold cache, so
+// lookahead and lru never fall below distinct rows / rows requested (the
+// static policy's fill, done before the first batch, is no batch's miss),
+// and rows_read / bytes_read = what the store serves, the static fill
+// included. One JSON line per (policy, size) on stdout; with --output, a
+// chart of miss ratio against cache size, a line per policy.
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -108,6 +114,17 @@ class CacheCurveCommand : public Command {
     int64_t requested = 0;
     for (const auto& b : trace.batches) requested += static_cast<int64_t>(b.size());
     if (requested == 0) return FailedPrecondition(dataset_ + ": the epoch's batches read no rows");
+    // Rows the epoch reads at least once: every policy reads each of them
+    // at least once from a cold cache, the floor of the curve.
+    int64_t distinct = 0;
+    {
+      std::vector<bool> seen(static_cast<size_t>(trace.num_nodes), false);
+      for (const auto& b : trace.batches) {
+        for (int64_t k : b) {
+          if (!seen[static_cast<size_t>(k)]) distinct += seen[static_cast<size_t>(k)] = true;
+        }
+      }
+    }
     cache::ReplayOptions replay;
     replay.max_in_flight = trainer::kPipelineBatchesInFlight;
     std::vector<plot::Series> lines;
@@ -131,6 +148,9 @@ class CacheCurveCommand : public Command {
         FS_ASSIGN_OR_RETURN(const cache::CacheCounters k, cache::ReplayTrace(c, trace.batches, replay));
         const int64_t slots = c.capacity_bytes / c.row_bytes;
         const double fraction = static_cast<double>(slots) / static_cast<double>(trace.num_nodes);
+        // What the store serves: misses admitted to a slot or read around
+        // the cache, and the static policy's whole fill.
+        const int64_t rows_read = k.fetches + k.bypassed;
         const double miss_ratio = static_cast<double>(k.misses) / static_cast<double>(requested);
         nlohmann::json j = {{"policy", line.label},
                             {"cache_bytes", c.capacity_bytes},
@@ -138,9 +158,11 @@ class CacheCurveCommand : public Command {
                             {"cache_fraction", fraction},
                             {"hits", k.hits},
                             {"misses", k.misses},
+                            {"rows_read", rows_read},
                             {"miss_ratio", miss_ratio},
-                            {"bytes_read", k.misses * trace.row_bytes},
+                            {"bytes_read", rows_read * trace.row_bytes},
                             {"rows_requested", requested},
+                            {"distinct_rows", distinct},
                             {"batches", trace.batches.size()},
                             {"epoch", epoch_},
                             {"lookahead", options_.lookahead}};
@@ -159,7 +181,7 @@ class CacheCurveCommand : public Command {
     panel.title = std::filesystem::path(dataset_).filename().string() + ": feature cache miss ratio, epoch " +
                   std::to_string(epoch_) + ", lookahead " + std::to_string(options_.lookahead);
     panel.x_label = "cache size (% of feature rows)";
-    panel.y_label = "miss ratio (rows read / rows requested)";
+    panel.y_label = "miss ratio (misses / rows requested)";
     panel.log_x = true;
     panel.series = std::move(lines);
     return plot::DrawChart({panel}, output_);
@@ -192,7 +214,8 @@ class CacheCurveCommand : public Command {
 
 std::unique_ptr<Command> AddCacheCurveCommand(CLI::App* root) {
   CLI::App* app = root->add_subcommand(
-      "cache-curve", "Miss ratio of each feature-cache policy over cache sizes, from one sampled epoch");
+      "cache-curve",
+      "Miss ratio of each feature-cache policy over cache sizes, from one sampled epoch's batches");
   return std::make_unique<CacheCurveCommand>(app);
 }
 
