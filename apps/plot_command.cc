@@ -127,6 +127,7 @@ class PlotCommand : public Command {
     }
     if (!hit_rate.series.empty()) panels.push_back(std::move(hit_rate));
     if (!bytes.series.empty()) panels.push_back(std::move(bytes));
+    for (Panel& p : panels) p.integer_x = true;  // epochs
     if (panels.empty()) {
       return InvalidArgument("nothing to plot: the files carry none of loss, *_acc, *_auc, *_logloss, *_mrr, "
                              "cache_hits/cache_misses or bytes_read");

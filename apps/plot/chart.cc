@@ -108,15 +108,18 @@ void DrawPanel(const Panel& p) {
   Range(ys, /*pad=*/true, &y0, &y1);
   pladv(0);
   // The right third of the panel holds the legend.
-  plvpor(0.11, 0.70, 0.14, 0.88);
+  plvpor(0.13, 0.70, 0.14, 0.88);
   plwind(x0, x1, y0, y1);
   plwidth(1);
   pllsty(1);
   plschr(0, 0.8);
+  // Whole-number x ticks, about 8 of them at most (0: PLplot chooses).
+  const double x_tick = p.integer_x ? std::max(1.0, std::ceil((x1 - x0) / 8)) : 0;
+  const PLINT x_sub = p.integer_x ? 1 : 0;
   plcol0(kGridColor);  // the grid first, light, under the frame and the lines
-  plbox(p.log_x ? "gl" : "g", 0, 0, "g", 0, 0);
+  plbox(p.log_x ? "gl" : "g", x_tick, x_sub, "g", 0, 0);
   plcol0(1);
-  plbox(p.log_x ? "bcnstl" : "bcnst", 0, 0, "bcnstv", 0, 0);
+  plbox(p.log_x ? "bcnstl" : "bcnst", x_tick, x_sub, "bcnstv", 0, 0);
   pllab(PlText(p.x_label).c_str(), PlText(p.y_label).c_str(), PlText(p.title).c_str());
 
   const size_t n = p.series.size();
@@ -135,6 +138,7 @@ void DrawPanel(const Panel& p) {
     std::vector<PLFLT> x(s.x.size());
     for (size_t k = 0; k < x.size(); ++k) x[k] = p.log_x ? std::log10(s.x[k]) : s.x[k];
     plline(static_cast<PLINT>(x.size()), x.data(), s.y.data());
+    if (x.size() == 1) plpoin(1, x.data(), s.y.data(), 4);  // a line of one point draws nothing: a circle
     text[i] = PlText(s.label);
     text_ptrs[i] = text[i].c_str();
   }

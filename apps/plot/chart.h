@@ -27,6 +27,7 @@ struct Series {
 struct Panel {
   std::string title, x_label, y_label;
   bool log_x = false;  // x values must then be > 0
+  bool integer_x = false;  // x ticks on whole numbers only (epochs)
   std::vector<Series> series;  // at least one
 };
 
