@@ -181,6 +181,13 @@ TEST_F(PlotCliTest, BadInput) {
   EXPECT_NE(r.err.find("--output " + tmp_->File("chart.jpg") + ": unknown extension '.jpg'; expected .svg or .png"),
             std::string::npos)
       << r.err;
+  const std::string good = tmp_->File("good.jsonl");
+  Write(good, "{\"epoch\":1,\"loss\":0.5}\n");
+  r = Foresight("plot " + Quote(good) + " --output " + Quote(tmp_->File("no/such/dir.png")));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("cannot write " + tmp_->File("no/such/dir.png") + ": No such file or directory"),
+            std::string::npos)
+      << r.err;
   r = Foresight("plot --output " + Quote(out));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("METRICS is required"), std::string::npos) << r.err;
