@@ -238,6 +238,31 @@ TEST_F(PlotCliTest, CacheCurveMatchesTraining) {
   }
 }
 
+// The partition order with resident sampling: the same trace as training.
+TEST_F(PlotCliTest, CacheCurveFollowsThePartitionOrder) {
+  const std::string parted = tmp_->File("parted");
+  Result r = Foresight("partition " + Quote(ds_) + " --parts 4 --method stream --quiet --threads 2 --output " +
+                       Quote(parted));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string flags = "--batch-size 64 --threads 2 --order partition --sampling resident "
+                            "--resident-partitions 2";
+  r = Foresight("cache-curve " + Quote(parted) + " " + flags + " --sizes 20% --policies lru");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json point = nlohmann::json::parse(r.out);
+  const std::string metrics = tmp_->File("parted.jsonl");
+  r = Foresight("train " + Quote(parted) + " " + flags + " --epochs 1 --quiet --hidden 16 --cache-policy lru " +
+                "--cache-size " + std::to_string(point["cache_bytes"].get<int64_t>()) + " --metrics " +
+                Quote(metrics));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(metrics);
+  std::string first;
+  std::getline(in, first);
+  const nlohmann::json epoch = nlohmann::json::parse(first);
+  EXPECT_EQ(epoch["rows_requested"], point["rows_requested"]);
+  EXPECT_EQ(epoch["cache_misses"], point["misses"]);
+  EXPECT_EQ(epoch["bytes_read"], point["bytes_read"]);
+}
+
 TEST_F(PlotCliTest, CacheCurveBadInput) {
   Result r = Foresight("cache-curve " + Quote(ds_) + " --sizes 0%");
   EXPECT_EQ(r.code, 2);
