@@ -94,7 +94,8 @@ TEST_F(PlotCliTest, GnnRunsWithACacheAsSvg) {
   const nlohmann::json chart = CheckChart(svg);
   ASSERT_FALSE(chart.is_null());
   const nlohmann::json& texts = chart["texts"];
-  for (const char* title : {"training loss", "accuracy", "feature cache hit rate", "bytes read from the feature store"}) {
+  for (const char* title :
+       {"training loss", "accuracy", "feature cache hit rate", "bytes read from the feature store"}) {
     EXPECT_TRUE(Has(texts, title)) << title << " in " << texts;
   }
   for (const char* label : {"lookahead train_acc", "lookahead val_acc", "lookahead test_acc", "lru train_acc",
@@ -218,9 +219,9 @@ TEST_F(PlotCliTest, CacheCurveMatchesTraining) {
     // 20% (600 rows, a few batches' worth: pinning and the window matter).
     const nlohmann::json& point = by_policy[policy][2];
     ASSERT_EQ(point["cache_rows"], 600);
+    const std::string cache_bytes = std::to_string(point["cache_bytes"].get<int64_t>());
     const std::string metrics = Train(std::string(policy) + "-20.jsonl", 1,
-                                      "--batch-size 64 --cache-size " + std::to_string(point["cache_bytes"].get<int64_t>()) +
-                                          " --cache-policy " + policy);
+                                      "--batch-size 64 --cache-size " + cache_bytes + " --cache-policy " + policy);
     std::ifstream in(metrics);
     std::string first;
     std::getline(in, first);
