@@ -133,6 +133,8 @@ int RunCliImpl(int argc, char** argv) {
   commands.push_back(AddTrainCommand(&root));
   commands.push_back(AddEvalCommand(&root));
   commands.push_back(AddExportCommand(&root));
+  commands.push_back(AddPlotCommand(&root));
+  commands.push_back(AddCacheCurveCommand(&root));
   CLI::App* help = root.add_subcommand("help", "Show help for foresight or for one command");
   std::vector<std::string> help_topic;
   help->add_option("COMMAND", help_topic, "A command, e.g. train or generate graph");

@@ -47,6 +47,8 @@ std::unique_ptr<Command> AddGenerateCommand(CLI::App* root);
 // Adds `generate clicks` under the `generate` sub-app AddGenerateCommand made.
 std::unique_ptr<Command> AddGenerateClicksCommand(CLI::App* root);
 std::unique_ptr<Command> AddPartitionCommand(CLI::App* root);
+std::unique_ptr<Command> AddPlotCommand(CLI::App* root);
+std::unique_ptr<Command> AddCacheCurveCommand(CLI::App* root);
 
 // Sizes the process thread pool (0 = online CPUs); call before any work.
 void UseThreads(int threads);

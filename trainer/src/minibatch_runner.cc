@@ -19,6 +19,7 @@
 #include "foresight/sampler/neighbor_sampler.h"
 #include "foresight/sampler/partition_order.h"
 #include "foresight/sampler/seed_order.h"
+#include "foresight/trainer/feature_trace.h"
 #include "layerwise_inference.h"
 #include "pipeline/feature_pipeline.h"
 #include "pipeline/memory_plan.h"
@@ -34,7 +35,7 @@ using autograd::Var;
 namespace {
 
 constexpr int kQueueCapacity = 2;
-constexpr int kMaxInFlight = 4;
+constexpr int kMaxInFlight = kPipelineBatchesInFlight;  // cache-curve replays with it too
 
 class MiniBatchRunner : public EpochRunner {
  public:
