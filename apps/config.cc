@@ -10,6 +10,8 @@
 #include <sstream>
 #include <toml.hpp>
 
+#include "foresight/core/utf8.h"
+
 namespace foresight::apps {
 
 namespace {
@@ -185,6 +187,10 @@ StatusOr<ConfigFile> ReadConfigFile(const std::string& path) {
     return InvalidArgument(path + ": unknown config format: expected a .yaml, .yml, .json or .toml file");
   }
   FS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  // toml11 reads a multi-byte sequence by its lead byte, past the end of the
+  // buffer when the file ends inside one (ASan: heap-buffer-overflow); every
+  // format must be UTF-8, so bad bytes are refused before any parser runs.
+  FS_RETURN_IF_ERROR(CheckUtf8(text, path));
   FS_ASSIGN_OR_RETURN(ConfigFile file, yaml ? ReadYaml(path, text) : ReadToml(path, text));
   std::set<std::string> seen;
   for (const auto& e : file.entries) {

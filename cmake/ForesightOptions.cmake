@@ -14,7 +14,12 @@ else()
 endif()
 
 if(FORESIGHT_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  # -fno-sanitize-recover: a UBSan report aborts the process, so the test
+  # that triggered it fails (by default UBSan prints and carries on, and the
+  # test passes). CUDA sources keep nvcc's own flags.
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=address,undefined>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-sanitize-recover=all>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-omit-frame-pointer>)
   add_link_options(-fsanitize=address,undefined)
 endif()
 # libFuzzer targets (tests/fuzz): the whole build gets coverage and ASan +
@@ -32,8 +37,13 @@ if(FORESIGHT_FUZZ)
   add_link_options(-fsanitize=address,undefined)
 endif()
 if(FORESIGHT_TSAN)
-  add_compile_options(-fsanitize=thread)
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=thread>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-omit-frame-pointer>)
   add_link_options(-fsanitize=thread)
+endif()
+if(FORESIGHT_SANITIZE AND FORESIGHT_TSAN)
+  message(FATAL_ERROR "FORESIGHT_SANITIZE (ASan + UBSan) and FORESIGHT_TSAN cannot share a build: "
+    "configure one build directory for each")
 endif()
 
 # foresight_add_module(NAME SOURCES ... DEPS ...): a static library

@@ -28,11 +28,16 @@ StatusOr<std::unique_ptr<FeatureSink>> FeatureSink::Create(const std::string& pa
   s->norm_ = norm;
   s->pool_ = pool;
   s->capacity_rows_ = std::max<int64_t>(1, kBlockBytes / std::max<int64_t>(1, dim * 4));
-  s->block_.resize(static_cast<size_t>(s->capacity_rows_ * dim));
   return s;
 }
 
 Status FeatureSink::AppendRow(const float* row) {
+  if (static_cast<size_t>((block_rows_ + 1) * dim_) > block_.size()) {
+    // The block grows with the rows up to capacity_rows_: a small file does
+    // not pay for zeroing the full 4 MiB block.
+    const int64_t rows = std::min(capacity_rows_, std::max<int64_t>({2 * block_rows_, block_rows_ + 1, 64}));
+    block_.resize(static_cast<size_t>(rows * dim_));
+  }
   float* dst = block_.data() + block_rows_ * dim_;
   if (norm_ == FeatureNorm::kRow) {
     // Summed in a fixed order (left to right): deterministic.
@@ -91,7 +96,8 @@ Status StringIds::Write(const std::string& path) const {
   size_t width = 1;
   for (const auto& n : names_) width = std::max(width, n.size());
   FS_ASSIGN_OR_RETURN(auto w, storage::NpyWriter::CreateBytes(path, static_cast<int>(width)));
-  const size_t block = std::max<size_t>(1, (size_t{1} << 20) / width);
+  // Blocks of about 1 MiB, no larger than the names need.
+  const size_t block = std::min(names_.size(), std::max<size_t>(1, (size_t{1} << 20) / width));
   std::vector<char> buf(block * width);
   for (size_t i = 0; i < names_.size(); i += block) {
     const size_t k = std::min(block, names_.size() - i);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -15,6 +16,7 @@ namespace {
 
 constexpr size_t kInBuffer = size_t{1} << 18;
 constexpr size_t kLineBuffer = size_t{1} << 20;
+constexpr size_t kFirstLineBuffer = size_t{64} << 10;
 
 // Reads raw bytes from an fd, retrying EINTR.
 StatusOr<size_t> ReadFd(int fd, char* buf, size_t n, const std::string& path) {
@@ -207,7 +209,7 @@ StatusOr<std::unique_ptr<ByteReader>> ByteReader::Open(const std::string& path) 
   return std::unique_ptr<ByteReader>(std::make_unique<PlainReader>(path, fd, magic));
 }
 
-LineReader::LineReader(std::unique_ptr<ByteReader> bytes) : bytes_(std::move(bytes)), buf_(kLineBuffer) {}
+LineReader::LineReader(std::unique_ptr<ByteReader> bytes) : bytes_(std::move(bytes)) {}
 
 StatusOr<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path) {
   FS_ASSIGN_OR_RETURN(auto bytes, ByteReader::Open(path));
@@ -215,6 +217,11 @@ StatusOr<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path) 
 }
 
 bool LineReader::Fill() {
+  // The buffer grows to kLineBuffer only while reads fill it: zeroing 1 MiB
+  // for each small file was most of the time of a small preprocess.
+  if (buf_.size() < kLineBuffer && end_ == buf_.size()) {
+    buf_.resize(std::min(kLineBuffer, std::max(kFirstLineBuffer, 2 * buf_.size())));
+  }
   begin_ = 0;
   end_ = 0;
   while (end_ == 0) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "foresight/core/rng.h"
@@ -66,25 +67,32 @@ Status RandomSplit(Job* job, std::vector<int64_t> out[3]) {
     if (!labelled) return InvalidArgument("--train-per-class needs labels");
     int64_t classes = 0;
     for (int64_t l : job->labels) classes = std::max(classes, l + 1);
-    std::vector<int64_t> count(static_cast<size_t>(classes), 0);
+    // Counts of the classes that occur: class ids may run to 2^24, and a
+    // dense array over all of them (plus a scan of it) cost more than the
+    // rest of a small preprocess.
+    std::unordered_map<int64_t, int64_t> count;
     for (size_t i = 0; i < order.size(); ++i) {
       const int64_t c = job->labels[order[i].second];
-      if (count[c] < o.train_per_class) {
-        ++count[c];
+      int64_t& k = count[c];
+      if (k < o.train_per_class) {
+        ++k;
         taken[i] = 1;
         out[0].push_back(order[i].second);
       }
     }
-    // One warning naming the first few short classes: class ids may run
-    // into the millions, and a line per class would swamp the log.
-    int64_t short_classes = 0;
+    // One warning naming the first few short classes (absent ones are
+    // short too): a line per class would swamp the log.
+    int64_t full_classes = 0;
+    for (const auto& [c, k] : count) full_classes += k >= o.train_per_class;
+    const int64_t short_classes = classes - full_classes;
     std::string examples;
-    for (int64_t c = 0; c < classes; ++c) {
-      if (count[c] >= o.train_per_class) continue;
-      if (++short_classes <= 3) {
-        examples += (examples.empty() ? "" : ", ") + ("class " + std::to_string(c) + " has " +
-                                                      std::to_string(count[c]));
-      }
+    int named = 0;
+    for (int64_t c = 0; c < classes && named < 3 && named < short_classes; ++c) {
+      const auto it = count.find(c);
+      const int64_t k = it == count.end() ? 0 : it->second;
+      if (k >= o.train_per_class) continue;
+      examples += (examples.empty() ? "" : ", ") + ("class " + std::to_string(c) + " has " + std::to_string(k));
+      ++named;
     }
     if (short_classes > 0) {
       job->Warn(std::to_string(short_classes) + (short_classes == 1 ? " class has" : " classes have") +

@@ -173,8 +173,9 @@ Status ParseNpyHeaderDict(const std::string& text, const std::string& path, NpyI
   return ParseDescr(descr, path, info);
 }
 
-StatusOr<std::string> BuildNpyHeaderOfSize(const std::string& descr, const Shape& shape,
-                                           size_t total_bytes) {
+namespace {
+
+std::string HeaderDict(const std::string& descr, const Shape& shape) {
   std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
   for (size_t k = 0; k < shape.size(); ++k) {
     if (k > 0) dict += ", ";
@@ -182,6 +183,18 @@ StatusOr<std::string> BuildNpyHeaderOfSize(const std::string& descr, const Shape
   }
   if (shape.size() == 1) dict += ",";
   dict += "), }";
+  return dict;
+}
+
+}  // namespace
+
+size_t NpyHeaderTextSize(const std::string& descr, const Shape& shape) {
+  return 10 + HeaderDict(descr, shape).size() + 1;  // magic+version+len, dict, '\n'
+}
+
+StatusOr<std::string> BuildNpyHeaderOfSize(const std::string& descr, const Shape& shape,
+                                           size_t total_bytes) {
+  const std::string dict = HeaderDict(descr, shape);
   const size_t min_total = 10 + dict.size() + 1;  // magic+version+len, dict, '\n'
   if (total_bytes < min_total || total_bytes - 10 > 65535) {
     return Internal("npy header of " + std::to_string(min_total) + " bytes does not fit in " +

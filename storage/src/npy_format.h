@@ -14,6 +14,10 @@ namespace foresight::storage::internal {
 // Errors name `path`.
 Status ParseNpyHeaderDict(const std::string& text, const std::string& path, NpyInfo* info);
 
+// Bytes of the smallest v1.0 header for `descr`/`shape`: magic, version,
+// length, the dict text and the final '\n', without padding.
+size_t NpyHeaderTextSize(const std::string& descr, const Shape& shape);
+
 // Builds a v1.0 header for `descr`/`shape` padded with spaces and a final
 // '\n' to exactly `total_bytes` (a multiple of 64 that fits the text).
 StatusOr<std::string> BuildNpyHeaderOfSize(const std::string& descr, const Shape& shape,

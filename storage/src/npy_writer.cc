@@ -17,6 +17,7 @@ namespace foresight::storage {
 namespace {
 
 constexpr size_t kWriteBuffer = size_t(4) << 20;
+constexpr size_t kMinWriteBuffer = size_t(4) << 10;  // the first allocation
 
 size_t RoundUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -49,11 +50,7 @@ namespace {
 
 // The header padded to the next multiple of `align`.
 StatusOr<std::string> BuildAlignedHeader(const std::string& descr, const Shape& shape, size_t align) {
-  // Measure the unpadded text, then pad.
-  std::string probe;
-  FS_ASSIGN_OR_RETURN(probe, internal::BuildNpyHeaderOfSize(descr, shape, 65535 + 10));
-  const size_t used = probe.find_last_not_of(" \n") + 2;  // text + '\n'
-  return internal::BuildNpyHeaderOfSize(descr, shape, RoundUp(used, align));
+  return internal::BuildNpyHeaderOfSize(descr, shape, RoundUp(internal::NpyHeaderTextSize(descr, shape), align));
 }
 
 }  // namespace
@@ -95,7 +92,6 @@ StatusOr<std::unique_ptr<NpyWriter>> NpyWriter::Create(const std::string& path, 
   std::unique_ptr<NpyWriter> w(
       new NpyWriter(path, fd.release(), dtype, std::move(inner_shape), false, DTypeSize(dtype)));
   w->file_offset_ = header_size;  // the header is written by Finish
-  w->buffer_.resize(kWriteBuffer);
   return w;
 }
 
@@ -107,7 +103,6 @@ StatusOr<std::unique_ptr<NpyWriter>> NpyWriter::CreateBytes(const std::string& p
   std::unique_ptr<NpyWriter> w(
       new NpyWriter(path, fd.release(), DType::kU8, {}, true, static_cast<size_t>(width)));
   w->file_offset_ = header_size;
-  w->buffer_.resize(kWriteBuffer);
   return w;
 }
 
@@ -132,19 +127,25 @@ Status NpyWriter::Append(const void* rows, int64_t num_rows) {
   const char* src = static_cast<const char*>(rows);
   size_t left = static_cast<size_t>(num_rows) * row_bytes_;
   while (left > 0) {
-    if (buffered_ == 0 && left >= buffer_.size()) {
+    if (buffered_ == 0 && left >= kWriteBuffer) {
       // Large appends go straight to the file, skipping the copy.
       Status s = internal::PwriteFull(fd_, src, left, file_offset_, path_);
       if (!s.ok()) return Fail(s);
       file_offset_ += left;
       break;
     }
+    if (buffered_ + left > buffer_.size() && buffer_.size() < kWriteBuffer) {
+      // The buffer grows with the data up to kWriteBuffer: most of a
+      // dataset's arrays are small, and zeroing 4 MiB for each of them was
+      // most of the time of a small preprocess.
+      buffer_.resize(std::min(kWriteBuffer, std::max({2 * buffer_.size(), buffered_ + left, kMinWriteBuffer})));
+    }
     const size_t n = std::min(left, buffer_.size() - buffered_);
     std::memcpy(buffer_.data() + buffered_, src, n);
     buffered_ += n;
     src += n;
     left -= n;
-    if (buffered_ == buffer_.size()) FS_RETURN_IF_ERROR(Flush());
+    if (buffered_ == kWriteBuffer) FS_RETURN_IF_ERROR(Flush());
   }
   rows_ += num_rows;
   return Status::OK();

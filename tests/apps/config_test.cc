@@ -1,4 +1,5 @@
 // Config files and flags map onto the same TrainOptions (train_settings.h).
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -285,6 +286,41 @@ TEST(ConfigFile, TomlKeepsFileOrder) {
   EXPECT_EQ(f.entries[0].key, "zeta");
   EXPECT_EQ(f.entries[1].key, "alpha");
   EXPECT_EQ(f.entries[2].key, "mid");
+}
+
+// The fuzz corpus keeps the config files with invalid UTF-8
+// (tests/fuzz/corpus/config/invalid_utf8_*: a format byte, 1 = TOML, then
+// the file), among them the 3 bytes '\xE5' on which toml11 read past its
+// buffer. Each must be refused before any parser runs, naming the file, the
+// line and column, and the byte offset.
+TEST(ConfigFile, InvalidUtf8IsRefusedWithItsPosition) {
+  testing::TempDir dir;
+  int seen = 0;
+  const std::string corpus = std::string(FORESIGHT_SOURCE_DIR) + "/tests/fuzz/corpus/config";
+  for (const auto& e : std::filesystem::directory_iterator(corpus)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("invalid_utf8_", 0) != 0) continue;
+    const std::string input = testing::ReadFile(e.path().string());
+    ASSERT_FALSE(input.empty()) << name;
+    const std::string path = dir.File(name + ((input[0] & 1) ? ".toml" : ".yaml"));
+    testing::WriteFile(path, input.substr(1));
+    EXPECT_ERROR_CONTAINS(ReadConfigFile(path), path + ":", ": invalid UTF-8 (byte 0x", "at byte offset");
+    ++seen;
+  }
+  EXPECT_GE(seen, 10) << "the invalid UTF-8 corpus is missing from " << corpus;
+
+  const std::string repro = dir.File("repro.toml");
+  testing::WriteFile(repro, "'\xE5'");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(repro), repro + ":1:2: invalid UTF-8 (byte 0xE5 at byte offset 1)");
+  const std::string yaml = dir.File("second_line.yaml");
+  testing::WriteFile(yaml, "epochs: 3\nmodel: g\xC3(\n");
+  EXPECT_ERROR_CONTAINS(ReadConfigFile(yaml), yaml + ":2:9: invalid UTF-8 (byte 0xC3 at byte offset 18)");
+  // Well-formed multi-byte text still reads.
+  const std::string ok = dir.File("ok.toml");
+  testing::WriteFile(ok, "name = \"caf\xC3\xA9 \xE2\x82\xAC\"\n");
+  ASSERT_OK_AND_ASSIGN(ConfigFile f, ReadConfigFile(ok));
+  ASSERT_EQ(f.entries.size(), 1u);
+  EXPECT_EQ(f.entries[0].value.text, "caf\xC3\xA9 \xE2\x82\xAC");
 }
 
 }  // namespace

@@ -691,6 +691,23 @@ TEST_F(PreprocessTest, FailedRunLeavesNoDirectoryItMade) {
   o.edges = Path("in/missing.txt");
   ExpectFails(o, {"missing.txt"});
   EXPECT_FALSE(fs::exists(Path("new/data")));
+
+// Short classes are named in one warning: classes that never occur count
+// (labels 0, 2 and 5000000 declare 5000001 classes), and a class id near
+// the 2^24 cap costs no per-class work.
+TEST_F(PreprocessTest, PerClassSplitWarnsOnceAboutShortClasses) {
+  PreprocessOptions o = Options(InputFormat::kEdgeList);
+  o.edges = Write("e.txt", "0 1\n1 2\n2 3\n3 4\n4 5\n");
+  o.labels = Write("l.txt", "0\n0\n2\n5000000\n0\n-1\n");
+  o.train_per_class = 2;
+  PreprocessReport report;
+  auto ds = Run(o, &report);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->train_ids().numel(), 4);  // two of class 0, one each of 2 and 5000000
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0],
+            "5000000 classes have fewer labelled nodes than --train-per-class 2 "
+            "(class 1 has 0, class 2 has 1, class 3 has 0, ...)");
 }
 
 TEST_F(PreprocessTest, ExistingOutputIsNotReplaced) {

@@ -75,7 +75,7 @@ bool HasHugeTextId(std::string_view text) {
   int run = 0;
   for (char c : text) {
     run = (c >= '0' && c <= '9') ? run + 1 : 0;
-    if (run >= 7) return true;
+    if (run >= 5) return true;  // >= 10000 = kMaxFuzzNodes
   }
   return false;
 }
@@ -90,7 +90,7 @@ bool HasHugeBinaryId(std::string_view bytes, int width) {
     } else {
       std::memcpy(&v, bytes.data() + i, 8);
     }
-    if (v >= (int64_t{1} << 20)) return true;
+    if (v >= kMaxFuzzNodes) return true;
   }
   return false;
 }

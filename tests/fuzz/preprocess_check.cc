@@ -20,10 +20,18 @@ datasets::PreprocessOptions ScratchPreprocessOptions(datasets::InputFormat forma
 }
 
 void RunPreprocessAndCheck(const datasets::PreprocessOptions& options) {
-  static ThreadPool pool(1);
-  SetLogLevel(LogLevel::kError);  // dropped-edge warnings would flood the fuzzer's output
+  // Once per process: one thread for everything (Preprocess and the
+  // Dataset::Open below, which uses the default pool): waking pool threads
+  // for a few rows cost more than the rows, and one thread keeps runs
+  // reproducible. Dropped-edge warnings would flood the fuzzer's output.
+  static const bool set_up = [] {
+    SetDefaultThreads(1);
+    SetLogLevel(LogLevel::kError);
+    return true;
+  }();
+  (void)set_up;
   RemoveTree(options.output);
-  const Status s = datasets::Preprocess(options, CpuContext(0, &pool));
+  const Status s = datasets::Preprocess(options, CpuContext(0, DefaultThreadPool()));
   Report("Preprocess", s);
   CheckNotInternal(s, "Preprocess");
   std::error_code ec;

@@ -167,6 +167,22 @@ TEST_F(DatasetTest, ManifestNotJsonOrWrongFormatOrVersion) {
   EXPECT_ERROR_CONTAINS(Dataset::Open(out_), "arrays.labels.file", "plain file name");
 }
 
+// nlohmann::json checks UTF-8 itself while parsing strings (no read past
+// the text, unlike toml11): invalid bytes anywhere are a clear DataLoss
+// naming the manifest and the position.
+TEST_F(DatasetTest, ManifestWithInvalidUtf8) {
+  const std::string good = testing::ReadFile(File(kManifestFile));
+  const size_t name_at = good.find("\"name\"");
+  ASSERT_NE(name_at, std::string::npos);
+  for (const std::string bad : {"\"caf\xE9\"", "\"\xED\xA0\x80\"", "\"\xC0\xAF\"", "\"\xE5"}) {
+    testing::WriteFile(File(kManifestFile), good.substr(0, name_at) + "\"name\": " + bad + ",\n" +
+                                                good.substr(name_at));
+    auto s = Dataset::Open(out_).status();
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+    EXPECT_ERROR_CONTAINS(s, File(kManifestFile), "not valid JSON", "ill-formed UTF-8");
+  }
+}
+
 TEST_F(DatasetTest, MissingArrayFile) {
   ASSERT_EQ(0, ::unlink(File(kLabelsFile).c_str()));
   auto s = Dataset::Open(out_).status();

@@ -120,6 +120,28 @@ TEST(Npy, StreamingWriterAcrossBufferBoundaries) {
   EXPECT_EQ(0, std::memcmp(t.raw_data(), all.data(), all.size() * 8));
 }
 
+// The write buffer starts small and grows with the data up to its full
+// size (4 MiB), then flushes: row-at-a-time appends cross every step.
+TEST(Npy, StreamingWriterSmallAppendsPastTheFullBuffer) {
+  TempDir dir;
+  const std::string path = dir.File("s.npy");
+  ASSERT_OK_AND_ASSIGN(auto w, NpyWriter::Create(path, DType::kI32, {3}));
+  const int64_t rows = 700001;  // 8.4 MB of 12-byte rows
+  for (int32_t r = 0; r < rows; ++r) {
+    const int32_t row[3] = {r, -r, r ^ 0x5555};
+    ASSERT_OK(w->Append(row, 1));
+  }
+  ASSERT_OK(w->Finish());
+  ASSERT_OK_AND_ASSIGN(Tensor t, LoadNpy(path));
+  ASSERT_EQ(t.shape(), (Shape{rows, 3}));
+  const int32_t* v = t.data<int32_t>();
+  for (int32_t r = 0; r < rows; ++r) {
+    ASSERT_EQ(v[3 * r], r);
+    ASSERT_EQ(v[3 * r + 1], -r);
+    ASSERT_EQ(v[3 * r + 2], r ^ 0x5555);
+  }
+}
+
 TEST(Npy, HeaderPaddingKeepsDataAlignedForWideShapes) {
   TempDir dir;
   // Many dimensions and large numbers still give a 4096-aligned data offset.
