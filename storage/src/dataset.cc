@@ -185,19 +185,13 @@ Status OpenSparseFeatures(Opener& op, const DatasetManifest& m, Tensor* indptr, 
 }  // namespace
 
 StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::string& dir_in, bool validate_ids) {
-  const std::string dir = internal::CleanPath(dir_in);
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("dataset dir " + dir, errno);
-  if (!S_ISDIR(st.st_mode)) return InvalidArgument("dataset " + dir + " is not a directory");
+  FS_ASSIGN_OR_RETURN(const std::string dir, internal::ExistingDatasetDir(dir_in));
   FS_RETURN_IF_ERROR(CheckNotStagingDir(dir));
   return OpenDir(dir, validate_ids);
 }
 
 StatusOr<std::unique_ptr<Dataset>> Dataset::OpenDir(const std::string& dir_in, bool validate_ids) {
-  const std::string dir = internal::CleanPath(dir_in);
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("dataset dir " + dir, errno);
-  if (!S_ISDIR(st.st_mode)) return InvalidArgument("dataset " + dir + " is not a directory");
+  FS_ASSIGN_OR_RETURN(const std::string dir, internal::ExistingDatasetDir(dir_in));
   std::unique_ptr<Dataset> ds(new Dataset());
   ds->dir_ = dir;
   FS_ASSIGN_OR_RETURN(ds->manifest_, ReadManifest(dir + "/" + kManifestFile));

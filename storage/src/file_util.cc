@@ -128,4 +128,12 @@ std::string RandomSuffix() {
   return std::string(buf, 8);
 }
 
+StatusOr<std::string> ExistingDatasetDir(const std::string& dir_in) {
+  const std::string dir = CleanPath(dir_in);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("dataset dir " + dir, errno);
+  if (!S_ISDIR(st.st_mode)) return InvalidArgument("dataset " + dir + " is not a directory");
+  return dir;
+}
+
 }  // namespace foresight::storage::internal

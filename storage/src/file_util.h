@@ -30,6 +30,9 @@ Status RemoveAll(const std::string& path);
 std::string ParentDir(const std::string& path);
 // Lexically normalised path without trailing '/'.
 std::string CleanPath(const std::string& path);
+// CleanPath(dir) when it names a directory; else the error a dataset reader
+// reports ("dataset dir D: No such file..." or "dataset D is not a directory").
+StatusOr<std::string> ExistingDatasetDir(const std::string& dir);
 // A short random hex string (for unique temporary names).
 std::string RandomSuffix();
 

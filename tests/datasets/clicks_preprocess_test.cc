@@ -133,6 +133,21 @@ TEST_F(ClicksPreprocessTest, CriteoVocabularyIdsDenseLabelsAndSplits) {
   EXPECT_EQ(Ints(ds->ids(1)), (std::vector<int64_t>{1, 0, 1, 2, 3}));
 }
 
+// A staging directory holding every file of a complete clicks dataset is
+// still refused, as Dataset::Open refuses a graph's (CheckNotStagingDir).
+TEST_F(ClicksPreprocessTest, AStagingDirIsNeverAClicksDataset) {
+  ClickPreprocessOptions o = Options();
+  o.train = {Write("day0.tsv", SmallCriteo())};
+  ASSERT_NE(Run(o), nullptr);
+  ASSERT_OK_AND_ASSIGN(auto w, storage::DatasetWriter::Create(Path("again"), false));
+  for (const auto& e : fs::directory_iterator(o.output)) {
+    fs::copy_file(e.path(), w->staging_dir() + "/" + e.path().filename().string());
+  }
+  const auto staged = storage::ClicksDataset::Open(w->staging_dir());
+  testing::ExpectErrorContains(staged.status(), "ClicksDataset::Open",
+                               {" is the staging directory of an unfinished write of dataset " + Path("again")});
+}
+
 TEST_F(ClicksPreprocessTest, InputSplitCountsOnlyTheTrainingLines) {
   // 10 lines, train = the first 6 (0.6): "late" appears only after them.
   std::string log;
