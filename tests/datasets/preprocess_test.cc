@@ -691,6 +691,7 @@ TEST_F(PreprocessTest, FailedRunLeavesNoDirectoryItMade) {
   o.edges = Path("in/missing.txt");
   ExpectFails(o, {"missing.txt"});
   EXPECT_FALSE(fs::exists(Path("new/data")));
+}
 
 // Short classes are named in one warning: classes that never occur count
 // (labels 0, 2 and 5000000 declare 5000001 classes), and a class id near
