@@ -705,8 +705,13 @@ TEST_F(PreprocessTest, PerClassSplitWarnsOnceAboutShortClasses) {
   auto ds = Run(o, &report);
   ASSERT_NE(ds, nullptr);
   EXPECT_EQ(ds->train_ids().numel(), 4);  // two of class 0, one each of 2 and 5000000
-  ASSERT_EQ(report.warnings.size(), 1u);
-  EXPECT_EQ(report.warnings[0],
+  // The dataset has no features, which is a warning of its own.
+  std::vector<std::string> split_warnings;
+  for (const std::string& w : report.warnings) {
+    if (w.find("--train-per-class") != std::string::npos) split_warnings.push_back(w);
+  }
+  ASSERT_EQ(split_warnings.size(), 1u);
+  EXPECT_EQ(split_warnings[0],
             "5000000 classes have fewer labelled nodes than --train-per-class 2 "
             "(class 1 has 0, class 2 has 1, class 3 has 0, ...)");
 }
