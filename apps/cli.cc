@@ -61,12 +61,12 @@ class CliFormatter : public CLI::Formatter {
   }
 };
 
-// What runs where in this build, for --help and --version: no op has a
-// CUDA kernel yet, whatever the build compiled.
+// What runs where in this build, for --help and --version: no command
+// runs on a GPU yet, whatever the build compiled.
 std::string WhereItRuns() {
-  return std::string("Runs on the CPU: no op has a CUDA kernel yet. ") +
-         (CudaCompiledIn() ? "This build compiled the CUDA runtime seam (device memory and copies), which no "
-                             "command uses yet."
+  return std::string("Runs on the CPU: no command runs on a GPU yet. ") +
+         (CudaCompiledIn() ? "This build compiled the CUDA runtime seam (device memory and copies) and the "
+                             "embedding-bag kernels, which no command uses yet."
                            : "This build has no CUDA support compiled in.");
 }
 

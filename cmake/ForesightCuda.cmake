@@ -22,11 +22,11 @@ if(NOT FORESIGHT_CUDA STREQUAL "OFF")
   endif()
 endif()
 # Say what the switch means today: the runtime seam (device memory, copies,
-# pinned host memory through cudart) compiles, but no op has a CUDA kernel
-# yet, so every op, and training, runs on the CPU either way.
+# pinned host memory through cudart) and the embedding-bag kernels compile,
+# but no command runs on a GPU yet, so training runs on the CPU either way.
 if(FORESIGHT_HAVE_CUDA)
-  message(STATUS "foresight: CUDA runtime seam compiled (nvcc found); no op has a CUDA kernel yet, "
-                 "so training runs on the CPU")
+  message(STATUS "foresight: CUDA runtime seam and embedding-bag kernels compiled (nvcc found); no command "
+                 "runs on a GPU yet, so training runs on the CPU")
 else()
   message(STATUS "foresight: CUDA runtime seam not compiled; every op runs on the CPU")
 endif()

@@ -169,13 +169,13 @@ TEST_F(CliMessages, HelpReadsAsTheCommandIsTyped) {
   EXPECT_NE(drop.out, keep.out) << "fewer edges without repeats: " << drop.out;
 }
 
-// No op has a CUDA kernel yet: help and --version say where things run
+// No command runs on a GPU yet: help and --version say where things run
 // instead of implying a GPU build trains on the GPU.
 TEST_F(CliMessages, HelpSaysWhatRunsWhere) {
   for (const char* args : {"--help", "--version"}) {
     const Result r = Foresight(args);
     EXPECT_EQ(r.code, 0) << args;
-    EXPECT_TRUE(Contains(r.out, "Runs on the CPU: no op has a CUDA kernel yet.")) << args << ":\n" << r.out;
+    EXPECT_TRUE(Contains(r.out, "Runs on the CPU: no command runs on a GPU yet.")) << args << ":\n" << r.out;
   }
 }
 
