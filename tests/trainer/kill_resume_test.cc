@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "synthetic_dataset.h"
+#include "testing/child_process.h"
 #include "testing/testing.h"
 #include "trainer_test_util.h"
 
@@ -54,26 +55,14 @@ struct Child {
 // kill_after > 0 this process kills it after that many seconds.
 Child RunTrain(const std::vector<std::string>& args, const std::string& dir, const std::string& kill_at_point,
                double kill_after) {
-  const std::string binary = BinaryDir() + "/foresight";
   const std::string err_path = dir + "/stderr.txt";
-  std::vector<std::string> argv_s = {binary};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> env;
+  if (!kill_at_point.empty()) env.push_back("FORESIGHT_TEST_KILL_AT_POINT=" + kill_at_point);
   const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int out = ::open((dir + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (err < 0 || out < 0 || ::dup2(err, 2) < 0 || ::dup2(out, 1) < 0) ::_exit(127);
-    if (!kill_at_point.empty()) ::setenv("FORESIGHT_TEST_KILL_AT_POINT", kill_at_point.c_str(), 1);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
+  const pid_t pid = StartForesight(args, env, dir + "/stdout.txt", err_path);
   Child c;
   if (pid < 0) {
-    ADD_FAILURE() << "fork failed";
+    ADD_FAILURE() << "could not start foresight: " << std::strerror(errno);
     return c;
   }
   int status = 0;
