@@ -18,29 +18,14 @@ namespace {
 using testing::Quote;
 using Result = testing::CliResult;
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 // Runs `foresight <args>` (args already shell-quoted where needed).
 Result Foresight(const std::string& args) { return testing::RunForesight(args); }
 
 // The Cora source: the copy bundled in the repository, else ../shared.
 std::string CoraSource() {
   const std::string bundled = testing::SourceDir() + "/datasets/cora";
-  if (Exists(bundled + "/cora.content.xz") || Exists(bundled + "/cora.content")) return bundled;
+  if (testing::PathExists(bundled + "/cora.content.xz") || testing::PathExists(bundled + "/cora.content")) return bundled;
   return testing::SharedDataset("cora");
-}
-
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::vector<nlohmann::json> lines;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
-  }
-  return lines;
 }
 
 // Preprocesses Cora (Planetoid split, symmetric, row-normalised features)
@@ -143,7 +128,7 @@ TEST(CliE2E, FailuresExitOne) {
                              " --output " + Quote(dir.File("out")) + " --quiet");
   EXPECT_EQ(p.code, 1) << p.err;
   EXPECT_EQ(p.err.rfind("foresight preprocess: ", 0), 0u) << p.err;
-  EXPECT_FALSE(Exists(dir.File("out")));
+  EXPECT_FALSE(testing::PathExists(dir.File("out")));
 }
 
 TEST(CliE2E, CoraPreprocessTrainEvalExport) {
@@ -163,7 +148,7 @@ TEST(CliE2E, CoraPreprocessTrainEvalExport) {
   EXPECT_EQ(t.err.find('\r'), std::string::npos);
   EXPECT_NE(t.err.find("epoch 3/3"), std::string::npos) << t.err;
 
-  const std::vector<nlohmann::json> lines = ReadJsonLines(metrics);
+  const std::vector<nlohmann::json> lines = testing::ReadJsonLines(metrics);
   ASSERT_EQ(lines.size(), 4u);
   for (int e = 0; e < 3; ++e) {
     const nlohmann::json& j = lines[e];
@@ -201,9 +186,9 @@ TEST(CliE2E, CoraPreprocessTrainEvalExport) {
                               " --output " + Quote(out) + " --logits");
   ASSERT_EQ(ex.code, 0) << ex.err;
   for (const char* f : {"embeddings.npy", "predictions.npy", "logits.npy"}) {
-    EXPECT_TRUE(Exists(out + "/" + f)) << f;
+    EXPECT_TRUE(testing::PathExists(out + "/" + f)) << f;
   }
-  EXPECT_FALSE(Exists(out + "/probabilities.npy"));
+  EXPECT_FALSE(testing::PathExists(out + "/probabilities.npy"));
   EXPECT_NE(testing::ReadFile(out + "/predictions.npy").find("'shape': (2708,)"), std::string::npos);
   EXPECT_NE(testing::ReadFile(out + "/logits.npy").find("'shape': (2708, 7)"), std::string::npos);
 }
@@ -236,9 +221,9 @@ TEST(CliE2E, ConfigFilesTrainLikeFlags) {
                                 " --epochs 2" + common + Quote(dir.File("t.jsonl")));
   ASSERT_EQ(toml.code, 0) << toml.err;
 
-  const auto f = ReadJsonLines(dir.File("f.jsonl"));
-  const auto y = ReadJsonLines(dir.File("y.jsonl"));
-  const auto t = ReadJsonLines(dir.File("t.jsonl"));
+  const auto f = testing::ReadJsonLines(dir.File("f.jsonl"));
+  const auto y = testing::ReadJsonLines(dir.File("y.jsonl"));
+  const auto t = testing::ReadJsonLines(dir.File("t.jsonl"));
   ASSERT_EQ(f.size(), 3u);
   ASSERT_EQ(y.size(), f.size());
   ASSERT_EQ(t.size(), f.size());

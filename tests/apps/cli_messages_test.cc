@@ -25,21 +25,6 @@ using Result = testing::CliResult;
 
 Result Foresight(const std::string& args) { return testing::RunForesight(args); }
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::vector<nlohmann::json> lines;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
-  }
-  return lines;
-}
-
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 class CliMessages : public ::testing::Test {
@@ -141,7 +126,7 @@ TEST_F(CliMessages, JsonConfigTrains) {
   const Result r = Foresight("train " + Quote(g) + " --config " + Quote(json) + " --threads 2 --metrics " +
                              Quote(dir_.File("m.jsonl")));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(ReadJsonLines(dir_.File("m.jsonl")).size(), 3u) << "2 epochs and the final line";
+  EXPECT_EQ(testing::ReadJsonLines(dir_.File("m.jsonl")).size(), 3u) << "2 epochs and the final line";
 }
 
 TEST_F(CliMessages, HelpReadsAsTheCommandIsTyped) {
@@ -207,12 +192,12 @@ TEST_F(CliMessages, PartitionReportsOneEdgeCut) {
 
 TEST_F(CliMessages, ExportAlwaysWritesOriginalIds) {
   const std::string g = Graph();
-  ASSERT_FALSE(Exists(g + "/original_ids.npy")) << "the generated graph keeps its ids";
+  ASSERT_FALSE(testing::PathExists(g + "/original_ids.npy")) << "the generated graph keeps its ids";
   const std::string out = dir_.File("export");
   const Result r = Foresight("export " + Quote(g) + " --checkpoint " + Quote(Checkpoint(g)) + " --output " +
                              Quote(out) + " --threads 2");
   ASSERT_EQ(r.code, 0) << r.err;
-  ASSERT_TRUE(Exists(out + "/original_ids.npy"));
+  ASSERT_TRUE(testing::PathExists(out + "/original_ids.npy"));
   const std::string npy = testing::ReadFile(out + "/original_ids.npy");
   EXPECT_TRUE(Contains(npy, "'descr': '<i8'")) << npy.substr(0, 128);
   EXPECT_TRUE(Contains(npy, "'shape': (300,)")) << npy.substr(0, 128);
@@ -278,7 +263,7 @@ TEST_F(CliMessages, EpochLinesAgreeWithTheMetricsFile) {
   const std::string err = first.err + resumed.err;
   EXPECT_FALSE(Contains(err, "% hits")) << "no cache, no hit rate:\n" << err;
   std::map<int, nlohmann::json> by_epoch;  // the resumed run appends to the file
-  for (const nlohmann::json& j : ReadJsonLines(metrics)) {
+  for (const nlohmann::json& j : testing::ReadJsonLines(metrics)) {
     if (!j.value("final", false)) by_epoch[j.value("epoch", 0)] = j;
   }
   const std::regex epoch_line("epoch ([0-9]+)/[0-9]+: ([0-9]+) batch in ([0-9.]+)s \\(.*\\| eval ([0-9.]+)s");

@@ -23,11 +23,6 @@ nlohmann::json Manifest(const std::string& dir) {
   return nlohmann::json::parse(f);
 }
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 TEST(ClicksCli, CriteoSampleInBothIdModes) {
   const std::string src = testing::SharedDataset("criteo-kaggle-8k");
   if (src.empty()) GTEST_SKIP() << "criteo-kaggle-8k not found in ../shared/datasets";
@@ -62,7 +57,7 @@ TEST(ClicksCli, CsvUnknownColumnFailsAndLeavesNothing) {
   EXPECT_NE(r.err.find("--label names column \"clicked\", which is not in --columns (id,click,hour)"),
             std::string::npos)
       << r.err;
-  EXPECT_FALSE(Exists(dir.File("out")));
+  EXPECT_FALSE(testing::PathExists(dir.File("out")));
   // A click-only flag on a graph format is a usage error.
   const Result g =
       testing::RunForesight("preprocess --format edgelist --edges x --hash-buckets 5 --output " + Quote(dir.File("g")));

@@ -25,11 +25,6 @@ using testing::MusaeStyle;
 using testing::Quote;
 using testing::RunForesight;
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 // The metrics file's final line.
 nlohmann::json FinalMetrics(const std::string& path) {
   std::ifstream in(path);
@@ -68,8 +63,8 @@ TEST_F(MusaeCliTest, FacebookSparseFeaturesTrainEveryModel) {
   MusaeFixture f;
   const std::string ds = Preprocess(MusaeStyle::kFacebook, &f);
   // Stored as CSR rows (a few ids per node), not a 500 x 4714 matrix.
-  EXPECT_FALSE(Exists(ds + "/features.npy"));
-  EXPECT_TRUE(Exists(ds + "/feature_indices.npy"));
+  EXPECT_FALSE(testing::PathExists(ds + "/features.npy"));
+  EXPECT_TRUE(testing::PathExists(ds + "/feature_indices.npy"));
   const nlohmann::json manifest = nlohmann::json::parse(testing::ReadFile(ds + "/manifest.json"));
   EXPECT_EQ(manifest["feature_dim"], 4714);
   EXPECT_EQ(manifest["feature_layout"], "sparse");
@@ -116,7 +111,7 @@ TEST_F(MusaeCliTest, FacebookEvalRebuildsTheSparseInput) {
   const testing::CliResult x = RunForesight("export " + Quote(ds) + " --checkpoint " + Quote(tmp_.File("ck")) +
                                             " --threads 2 --output " + Quote(tmp_.File("out")));
   ASSERT_EQ(x.code, 0) << x.err;
-  EXPECT_TRUE(Exists(tmp_.File("out") + "/embeddings.npy"));
+  EXPECT_TRUE(testing::PathExists(tmp_.File("out") + "/embeddings.npy"));
 }
 
 // Per-epoch losses of `train` (every line but the final one).

@@ -18,11 +18,6 @@ using Result = testing::CliResult;
 
 Result Foresight(const std::string& args) { return testing::RunForesight(args); }
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 constexpr const char* kPageTypes[] = {"company", "government", "politician", "tvshow"};
 
 // A 40-page MUSAE-Facebook-like graph: pages of one type form a ring, with
@@ -94,7 +89,7 @@ TEST_F(MusaeCliTest, WideLabelFileWithoutLabelColumnNamesTheColumns) {
   EXPECT_NE(p.err.find("musae_facebook_target.csv:2: 4 columns ('id', 'facebook_id', 'page_name', 'page_type')"),
             std::string::npos)
       << p.err;
-  EXPECT_FALSE(Exists(dir_.File("x")));
+  EXPECT_FALSE(testing::PathExists(dir_.File("x")));
   const Result n = Foresight("preprocess --edges " + Quote(edges_) + " --no-header --quiet --output " +
                              Quote(dir_.File("y")));
   EXPECT_EQ(n.code, 1);

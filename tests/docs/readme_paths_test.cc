@@ -12,15 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "testing/cli.h"
 #include "testing/testing.h"
 
 namespace foresight {
 namespace {
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 // The text inside `...` spans and ``` blocks.
 std::vector<std::string> CodeText(const std::string& markdown) {
@@ -60,7 +56,7 @@ std::vector<std::string> RepoPaths(const std::string& text, const std::string& r
     if (word.find_first_of("<>*$|{}") != std::string::npos) continue;
     const std::string first = word.substr(0, slash);
     if (first == "build") continue;
-    if (first == ".." || Exists(root + "/" + first)) paths.push_back(word);
+    if (first == ".." || testing::PathExists(root + "/" + first)) paths.push_back(word);
   }
   return paths;
 }
@@ -74,7 +70,8 @@ TEST(Readme, NamesOnlyFilesTheRepositoryHas) {
     for (const std::string& path : RepoPaths(text, root)) {
       if (!checked.insert(path).second) continue;
       EXPECT_FALSE(path.rfind("../", 0) == 0) << "README.md names " << path << ", outside the repository";
-      EXPECT_TRUE(Exists(root + "/" + path)) << "README.md names " << path << ", which the repository lacks";
+      EXPECT_TRUE(testing::PathExists(root + "/" + path))
+          << "README.md names " << path << ", which the repository lacks";
     }
   }
   // The check saw the paths the quick start depends on.

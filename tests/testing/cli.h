@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace foresight::testing {
 
 struct CliResult {
@@ -24,5 +26,9 @@ CliResult RunForesight(const std::string& args, const std::string& prefix = "");
 std::map<std::string, std::string> DirContents(const std::string& dir);
 // The names directly in `dir`, sorted.
 std::vector<std::string> Entries(const std::string& dir);
+// Whether `path` names anything (stat(2) succeeds).
+bool PathExists(const std::string& path);
+// The JSON objects of a JSON-lines file (a metrics file), blank lines skipped.
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
 
 }  // namespace foresight::testing

@@ -7,16 +7,6 @@
 
 namespace foresight::testing {
 
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(ReadFile(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
-  }
-  return lines;
-}
-
 std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path) {
   std::vector<nlohmann::json> lines = ReadJsonLines(path);
   for (nlohmann::json& j : lines) {

@@ -8,11 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "foresight/trainer/train_options.h"
+#include "testing/cli.h"
 
 namespace foresight::testing {
 
-// A JSON-lines file's lines (empty lines skipped).
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
 
 // The metrics file's lines as JSON, with the timing keys removed (what must
 // be identical between runs).
