@@ -47,6 +47,11 @@ std::string Resolve(const ColumnSpec& spec, size_t columns, const Row* header, i
     }
     for (size_t j = 0; j < header->size(); ++j) {
       if ((*header)[j] == spec.text) {
+        // The header may be wider than the rows: the index must fit both.
+        if (j >= columns) {
+          return std::string("column ") + Quote(spec.text) + " (" + spec.flag + ") is column " + std::to_string(j) +
+                 " of the header line, but the rows have " + std::to_string(columns) + " columns";
+        }
         *out = static_cast<int64_t>(j);
         return "";
       }

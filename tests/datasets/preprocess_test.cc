@@ -442,6 +442,12 @@ TEST_F(PreprocessTest, MusaeFacebookWithFlagsAlone) {
   o.labels = Path("musae_facebook_target.csv");
   o.label_column = "7";
   ExpectFails(o, {"musae_facebook_target.csv:2: --label-column 7 is not a column of this 4-column file"});
+  // A named column past the end of rows shorter than the header (the fuzzer
+  // found it read past the row's fields).
+  o.labels = Write("short_rows.csv", "id,name,kind,label\n0,a,x\n1,b,y\n");
+  o.label_column = "label";
+  ExpectFails(o, {"short_rows.csv:2: column 'label' (--label-column) is column 3 of the header line, but the rows "
+                  "have 3 columns"});
 }
 
 TEST_F(PreprocessTest, MusaeGithubWithFlagsAlone) {
