@@ -20,11 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::WriteFile;
 
-std::vector<int64_t> Ints(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.dtype() == DType::kI32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
-  return v;
-}
+using testing::Ints;
 
 std::vector<std::string> Strings(const Tensor& t) {
   std::vector<std::string> v;

@@ -12,13 +12,7 @@
 namespace foresight::datasets {
 namespace {
 
-std::vector<int64_t> Ints(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    v[i] = t.dtype() == DType::kI32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
-  }
-  return v;
-}
+using testing::Ints;
 
 TEST(RealData, CoraWithPlanetoidSplit) {
   testing::TempDir dir;

@@ -41,13 +41,7 @@ std::vector<T> ToVec(const Tensor& t) {
   return std::vector<T>(p, p + t.numel());
 }
 
-std::vector<int64_t> Ints(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    v[i] = t.dtype() == DType::kI32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
-  }
-  return v;
-}
+using testing::Ints;
 
 // A dataset from directed edges src -> dst (CSR by destination, rows
 // sorted), features x[v][j] = v * 10 + j, labels v % classes, splits given.

@@ -243,4 +243,12 @@ std::string SharedDataset(const std::string& name) {
   return std::filesystem::exists(p) ? p : std::string();
 }
 
+std::vector<int64_t> Ints(const Tensor& t) {
+  if (t.dtype() == DType::kI32) {
+    const std::vector<int32_t> v = VectorOf<int32_t>(t);
+    return std::vector<int64_t>(v.begin(), v.end());
+  }
+  return VectorOf<int64_t>(t);
+}
+
 }  // namespace foresight::testing

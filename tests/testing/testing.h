@@ -72,6 +72,8 @@ std::vector<T> VectorOf(const Tensor& t) {
   for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = p[i * t.stride(0)];
   return v;
 }
+// The elements of an i32 or i64 tensor (ids, labels), as int64.
+std::vector<int64_t> Ints(const Tensor& t);
 std::string SourceDir();  // the repository root
 std::string BinaryDir();  // the build directory
 // Runs `body` without the privileges that let root ignore file modes, so
