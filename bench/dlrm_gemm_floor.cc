@@ -14,7 +14,9 @@
 //   mlp_gemm_ms          the MLPs' products
 //   interaction_gemm_ms  the interaction's products
 //   step_gemm_ms         both; step_gemm_floor_samples_per_s = B / it
-// Prints one JSON line (with each product's shape, ms and GFLOP/s).
+// Prints one JSON line (with each product's shape, ms and GFLOP/s), and
+// the best process CPU time of each product (all threads) and their sum
+// (step_gemm_cpu_ms): a loaded machine inflates wall time, not CPU time.
 //
 // Usage: dlrm_gemm_floor [--batch 2048] [--dense 13] [--tables 26]
 //   [--dim 64] [--bottom 512,256,64] [--top 512,256,1] [--threads 2]
@@ -22,7 +24,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "foresight/core/context.h"
@@ -53,56 +58,74 @@ fs::Tensor Filled(int64_t r, int64_t c) {
   return t;
 }
 
+// CPU seconds of the whole process (every thread).
+double ProcessCpu() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Best wall and best CPU seconds (the process's, all threads) of `reps`
+// runs of fn after one warm-up.
+template <typename Fn>
+std::pair<double, double> Best(int reps, Fn fn) {
+  double best = 1e30, best_cpu = 1e30;
+  for (int r = 0; r <= reps; ++r) {
+    const double c0 = ProcessCpu();
+    fs::Stopwatch sw;
+    fn();
+    const double t = sw.Lap();
+    const double c = ProcessCpu() - c0;
+    if (r > 0) {
+      best = std::min(best, t);
+      best_cpu = std::min(best_cpu, c);
+    }
+  }
+  return {best, best_cpu};
+}
+
 struct Product {
   std::string name;
   int64_t m, n, k, count;  // `count` products of m x n x k (per sample: count = B)
-  double best_s = 0;
+  double best_s = 0, best_cpu_s = 0;
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
                                 static_cast<double>(count); }
 };
 
 // c [m, n] = op(a) op(b), k the inner size; the layout of each operand as
 // the step has it (trans flags say which are read transposed).
-double TimeGemm(const fs::ExecContext& ctx, int64_t m, int64_t n, int64_t k, bool ta, bool tb, int reps) {
+std::pair<double, double> TimeGemm(const fs::ExecContext& ctx, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                                   int reps) {
   fs::Tensor a = ta ? Filled(k, m) : Filled(m, k);
   fs::Tensor b = tb ? Filled(n, k) : Filled(k, n);
   fs::Tensor c = fs::Tensor::Empty({m, n}, fs::DType::kF32);
-  double best = 1e30;
-  for (int r = 0; r <= reps; ++r) {
-    fs::Stopwatch sw;
+  return Best(reps, [&] {
     const fs::Status s = fs::kernels::Gemm(ctx, a, ta, b, tb, 1.0f, 0.0f, &c);
-    const double t = sw.Lap();
     if (!s.ok()) {
       std::fprintf(stderr, "dlrm_gemm_floor: %s\n", s.ToString().c_str());
       std::exit(1);
     }
-    if (r > 0) best = std::min(best, t);
-  }
-  return best;
+  });
 }
 
 // `batch` independent products of [m, k] x op([.., ..]) -> [m, n], one
 // Gemm call each, samples in chunks over the pool.
-double TimePerSample(const fs::ExecContext& ctx, int64_t batch, int64_t m, int64_t n, int64_t k, bool tb, int reps) {
+std::pair<double, double> TimePerSample(const fs::ExecContext& ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
+                                        bool tb, int reps) {
   std::vector<fs::Tensor> a(static_cast<size_t>(batch)), b(static_cast<size_t>(batch)), c(static_cast<size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) {
     a[i] = Filled(m, k);
     b[i] = tb ? Filled(n, k) : Filled(k, n);
     c[i] = fs::Tensor::Empty({m, n}, fs::DType::kF32);
   }
-  double best = 1e30;
-  for (int r = 0; r <= reps; ++r) {
-    fs::Stopwatch sw;
+  return Best(reps, [&] {
     ctx.pool->ParallelFor(batch, 64, [&](int64_t s0, int64_t s1) {
       for (int64_t i = s0; i < s1; ++i) {
         const fs::Status s = fs::kernels::Gemm(ctx, a[i], false, b[i], tb, 1.0f, 0.0f, &c[i]);
         if (!s.ok()) std::abort();
       }
     });
-    const double t = sw.Lap();
-    if (r > 0) best = std::min(best, t);
-  }
-  return best;
+  });
 }
 
 }  // namespace
@@ -140,15 +163,15 @@ int main(int argc, char** argv) {
       const int64_t out = outs[l];
       const std::string name = tag + std::to_string(l);
       Product f{name + "_fwd", batch, out, in, 1};
-      f.best_s = TimeGemm(ctx, batch, out, in, false, true, reps);  // x W^T
+      std::tie(f.best_s, f.best_cpu_s) = TimeGemm(ctx, batch, out, in, false, true, reps);  // x W^T
       mlp.push_back(f);
       if (!(first_is_data && l == 0)) {
         Product dx{name + "_dx", batch, in, out, 1};
-        dx.best_s = TimeGemm(ctx, batch, in, out, false, false, reps);  // dy W
+        std::tie(dx.best_s, dx.best_cpu_s) = TimeGemm(ctx, batch, in, out, false, false, reps);  // dy W
         mlp.push_back(dx);
       }
       Product dw{name + "_dw", out, in, batch, 1};
-      dw.best_s = TimeGemm(ctx, out, in, batch, true, false, reps);  // dy^T x
+      std::tie(dw.best_s, dw.best_cpu_s) = TimeGemm(ctx, out, in, batch, true, false, reps);  // dy^T x
       mlp.push_back(dw);
       in = out;
     }
@@ -159,24 +182,25 @@ int main(int argc, char** argv) {
 
   std::vector<Product> inter;
   Product zz{"interaction_fwd", f, f, dim, batch};  // Z Z^T per sample
-  zz.best_s = TimePerSample(ctx, batch, f, f, dim, true, reps);
+  std::tie(zz.best_s, zz.best_cpu_s) = TimePerSample(ctx, batch, f, f, dim, true, reps);
   inter.push_back(zz);
   Product dz{"interaction_dz", f, dim, f, batch};  // (G + G^T) Z per sample
-  dz.best_s = TimePerSample(ctx, batch, f, dim, f, false, reps);
+  std::tie(dz.best_s, dz.best_cpu_s) = TimePerSample(ctx, batch, f, dim, f, false, reps);
   inter.push_back(dz);
 
-  double mlp_s = 0, mlp_flops = 0, inter_s = 0, inter_flops = 0;
+  double mlp_s = 0, mlp_flops = 0, inter_s = 0, inter_flops = 0, cpu_s = 0;
   std::string parts;
   for (const std::vector<Product>* group : {&mlp, &inter}) {
     for (const Product& p : *group) {
       (group == &mlp ? mlp_s : inter_s) += p.best_s;
+      cpu_s += p.best_cpu_s;
       (group == &mlp ? mlp_flops : inter_flops) += p.flops();
       char buf[256];
       std::snprintf(buf, sizeof(buf), "%s{\"name\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"count\":%lld,"
-                    "\"ms\":%.4f,\"gflops\":%.1f}",
+                    "\"ms\":%.4f,\"cpu_ms\":%.4f,\"gflops\":%.1f}",
                     parts.empty() ? "" : ",", p.name.c_str(), static_cast<long long>(p.m),
                     static_cast<long long>(p.n), static_cast<long long>(p.k), static_cast<long long>(p.count),
-                    p.best_s * 1e3, p.flops() / p.best_s * 1e-9);
+                    p.best_s * 1e3, p.best_cpu_s * 1e3, p.flops() / p.best_s * 1e-9);
       parts += buf;
     }
   }
@@ -185,9 +209,9 @@ int main(int argc, char** argv) {
       "{\"bench\":\"dlrm_gemm_floor\",\"batch\":%lld,\"threads\":%d,\"reps\":%d,\"mlp_gflop_per_step\":%.4f,"
       "\"interaction_gflop_per_step\":%.4f,\"mlp_gemm_ms\":%.3f,\"interaction_gemm_ms\":%.3f,\"step_gemm_ms\":%.3f,"
       "\"mlp_gflops\":%.1f,\"interaction_gflops\":%.1f,\"mlp_gemm_floor_samples_per_s\":%.0f,"
-      "\"step_gemm_floor_samples_per_s\":%.0f,\"products\":[%s]}\n",
+      "\"step_gemm_floor_samples_per_s\":%.0f,\"step_gemm_cpu_ms\":%.3f,\"products\":[%s]}\n",
       static_cast<long long>(batch), threads, reps, mlp_flops * 1e-9, inter_flops * 1e-9, mlp_s * 1e3, inter_s * 1e3,
       step_s * 1e3, mlp_flops / mlp_s * 1e-9, inter_flops / inter_s * 1e-9, static_cast<double>(batch) / mlp_s,
-      static_cast<double>(batch) / step_s, parts.c_str());
+      static_cast<double>(batch) / step_s, cpu_s * 1e3, parts.c_str());
   return 0;
 }

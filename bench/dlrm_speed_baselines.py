@@ -17,8 +17,10 @@ same stream), dense features and labels seeded likewise.
 Each implementation runs in its own process (a 6.7 GB table set each), one
 after another; with --rounds R the three are interleaved R times so a
 loaded machine slows each alike. Every run prints one JSON line:
-samples_per_second over the timed steps (warm-up excluded), and the median
-step's rate.
+samples_per_second over the timed steps (warm-up excluded), the median
+step's rate, and samples per CPU-second of the process (all threads; a
+loaded machine inflates wall time, not CPU time; with 2 busy threads an
+idle machine's samples/s is at most twice it).
 
 OMP_WAIT_POLICY is PASSIVE by default: the plain PyTorch model runs more
 OpenMP regions a step than the fused ones, and with libgomp's default
@@ -195,12 +197,12 @@ def main():
 
     for i in range(args.warmup):
         step(i)
-    times = []
-    losses = []
+    times, cpu, losses = [], [], []
     for i in range(args.warmup, nb):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         loss = step(i)
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         losses.append(loss.item())
     total = sum(times)
     med = sorted(times)[len(times) // 2]
@@ -210,6 +212,7 @@ def main():
         "warmup_steps": args.warmup, "steps": args.steps,
         "samples_per_second": round(B * args.steps / total, 1),
         "median_step_samples_per_second": round(B / med, 1),
+        "samples_per_cpu_second": round(B * args.steps / sum(cpu), 1),
         "first_loss": round(losses[0], 5), "last_loss": round(losses[-1], 5),
         "load_average": os.getloadavg()[0]}), flush=True)
 
