@@ -24,9 +24,10 @@ idle machine's samples/s is at most twice it).
 
 OMP_WAIT_POLICY is PASSIVE by default: the plain PyTorch model runs more
 OpenMP regions a step than the fused ones, and with libgomp's default
-(threads spin after a region) on 2 cores it measured 4.8k samples/s on an
-otherwise idle machine, 62% of its CPU samples in libgomp's spin loop;
-PASSIVE gives 28.9k, the issue's idle-machine figure. --omp-wait-policy
+(threads spin after a region) on 2 cores it measured 4.8k samples/s on a
+quiet machine (load ~3, mostly this run), 62% of its CPU samples in
+libgomp's spin loop; PASSIVE gave 28.9k there, the issue's idle-machine
+figure. --omp-wait-policy
 default leaves the environment as it is.
 
 Usage: python bench/dlrm_speed_baselines.py [--impl all|torch|fbgemm|torchrec]
