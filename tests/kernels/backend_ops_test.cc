@@ -42,7 +42,13 @@ TEST_P(BackendOps, MatchCpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, BackendOps, ::testing::ValuesIn(GroupNames()),
+// Distinct ctest names for the two executables (Cpu/..., Cuda/...).
+#if defined(FORESIGHT_BACKEND_CUDA)
+#define FS_BACKEND_TARGETS Cuda
+#else
+#define FS_BACKEND_TARGETS Cpu
+#endif
+INSTANTIATE_TEST_SUITE_P(FS_BACKEND_TARGETS, BackendOps, ::testing::ValuesIn(GroupNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
