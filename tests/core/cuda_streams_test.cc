@@ -9,6 +9,7 @@ namespace foresight {
 namespace {
 
 TEST(CudaStreams, SlotOutsideTheRangeIsRefused) {
+  if (!CudaCompiledIn()) GTEST_SKIP() << "this build has no CUDA device (WithoutAGpuEveryCallSaysWhy covers it)";
   EXPECT_ERROR_CONTAINS(CudaStreamFor(Device::Cuda(0), kNumStreamSlots), "stream slot 4", "[0, 4)");
   EXPECT_ERROR_CONTAINS(CudaStreamFor(Device::Cuda(0), -1), "stream slot -1");
 }
