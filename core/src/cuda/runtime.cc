@@ -1,6 +1,8 @@
 // CUDA runtime seam: pinned host and device allocators, copies. Compiled only
 // when the build has CUDA. Device memory goes through a simple size-bucketed
-// caching allocator so per-step tensors do not hit cudaMalloc.
+// caching allocator so per-step tensors do not hit cudaMalloc; a freed block
+// is fenced by events on every stream slot (fenced_free_list.h), so work on
+// one stream never gets a block another stream's queued work still uses.
 #include <cuda_runtime.h>
 
 #include <map>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "../cuda_runtime_api.h"
+#include "../fenced_free_list.h"
 #include "foresight/core/device.h"
 
 namespace foresight {
@@ -47,6 +50,34 @@ class PinnedAllocator final : public Allocator {
   MemoryKind kind() const override { return MemoryKind::kPinnedHost; }
 };
 
+// The fence of a freed device block: one event recorded at the free on the
+// legacy default stream and on every stream slot created so far, so the
+// block is reused only after all work queued before its free has run,
+// whichever stream queued it. Events come from and go back to a pool.
+class EventFence {
+ public:
+  EventFence(std::vector<cudaEvent_t> events, std::vector<cudaEvent_t>* pool)
+      : events_(std::move(events)), pool_(pool) {}
+  bool Passed() {
+    while (!events_.empty()) {
+      const cudaError_t q = cudaEventQuery(events_.back());
+      if (q == cudaErrorNotReady) return false;
+      if (q != cudaSuccess) cudaGetLastError();  // a failed query: the event is gone, not pending
+      pool_->push_back(events_.back());
+      events_.pop_back();
+    }
+    return true;
+  }
+  void Release() {
+    for (cudaEvent_t e : events_) pool_->push_back(e);
+    events_.clear();
+  }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+  std::vector<cudaEvent_t>* pool_;
+};
+
 class CachingDeviceAllocator final : public Allocator {
  public:
   explicit CachingDeviceAllocator(int index) : index_(index) {}
@@ -54,12 +85,7 @@ class CachingDeviceAllocator final : public Allocator {
     const size_t rounded = Round(bytes);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = free_.find(rounded);
-      if (it != free_.end() && !it->second.empty()) {
-        void* p = it->second.back();
-        it->second.pop_back();
-        return p;
-      }
+      if (void* p = free_.Take(rounded)) return p;
     }
     cudaSetDevice(index_);
     void* p = nullptr;
@@ -73,8 +99,37 @@ class CachingDeviceAllocator final : public Allocator {
     return p;
   }
   void Deallocate(void* ptr, size_t bytes) override {
+    std::vector<cudaStream_t> streams = {nullptr};  // the legacy default stream
+    for (void* s : CudaSlotStreams(index_)) streams.push_back(static_cast<cudaStream_t>(s));
     std::lock_guard<std::mutex> lock(mu_);
-    free_[Round(bytes)].push_back(ptr);
+    int caller_device = index_;
+    cudaGetDevice(&caller_device);
+    cudaSetDevice(index_);  // events belong to the block's GPU
+    std::vector<cudaEvent_t> events;
+    for (cudaStream_t s : streams) {
+      cudaEvent_t e = nullptr;
+      if (!events_.empty()) {
+        e = events_.back();
+        events_.pop_back();
+      } else if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+        cudaGetLastError();
+        continue;  // no event: fall back to a full sync before reuse, below
+      }
+      if (cudaEventRecord(e, s) != cudaSuccess) {
+        cudaGetLastError();
+        events_.push_back(e);
+        continue;
+      }
+      events.push_back(e);
+    }
+    if (events.size() < streams.size()) {
+      // Could not fence every stream (the driver is shutting down or out of
+      // resources): wait for the device instead of risking a reuse.
+      cudaDeviceSynchronize();
+      cudaGetLastError();
+    }
+    free_.Push(Round(bytes), ptr, EventFence(std::move(events), &events_));
+    cudaSetDevice(caller_device);
   }
   Device device() const override { return Device::Cuda(index_); }
   MemoryKind kind() const override { return MemoryKind::kDevice; }
@@ -86,15 +141,15 @@ class CachingDeviceAllocator final : public Allocator {
     return r;
   }
   void ReleaseCached() {
+    cudaSetDevice(index_);
+    cudaDeviceSynchronize();  // every fence passes: the blocks are idle
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [size, ptrs] : free_) {
-      for (void* p : ptrs) cudaFree(p);
-      ptrs.clear();
-    }
+    for (const auto& [p, size] : free_.TakeAll()) cudaFree(p);
   }
   int index_;
   std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;
+  FencedFreeList<EventFence> free_;   // guarded by mu_
+  std::vector<cudaEvent_t> events_;  // idle events; guarded by mu_
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "../cuda_runtime_api.h"
 #include "foresight/core/cuda_streams.h"
 
 namespace foresight {
@@ -27,6 +28,20 @@ Status CheckGpu(Device device) {
 
 }  // namespace
 
+namespace {
+
+// Created once per (device, slot) and kept for the process's life.
+std::mutex& StreamsMutex() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+std::map<int, std::array<cudaStream_t, kNumStreamSlots>>& Streams() {
+  static auto* streams = new std::map<int, std::array<cudaStream_t, kNumStreamSlots>>;
+  return *streams;
+}
+
+}  // namespace
+
 StatusOr<void*> CudaStreamFor(Device device, int slot) {
   if (slot < 0 || slot >= kNumStreamSlots) {
     return InvalidArgument("stream slot " + std::to_string(slot) + " is outside [0, " +
@@ -34,11 +49,8 @@ StatusOr<void*> CudaStreamFor(Device device, int slot) {
   }
   FS_RETURN_IF_ERROR(CheckGpu(device));
   if (slot == kComputeSlot) return static_cast<void*>(nullptr);
-  // Created once per (device, slot) and kept for the process's life.
-  static std::mutex mu;
-  static std::map<int, std::array<cudaStream_t, kNumStreamSlots>> streams;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& row = streams[device.index];
+  std::lock_guard<std::mutex> lock(StreamsMutex());
+  auto& row = Streams()[device.index];
   if (row[slot] == nullptr) {
     cudaSetDevice(device.index);
     cudaStream_t s = nullptr;
@@ -48,6 +60,19 @@ StatusOr<void*> CudaStreamFor(Device device, int slot) {
   }
   return static_cast<void*>(row[slot]);
 }
+
+namespace internal {
+std::vector<void*> CudaSlotStreams(int device) {
+  std::vector<void*> out;
+  std::lock_guard<std::mutex> lock(StreamsMutex());
+  auto it = Streams().find(device);
+  if (it == Streams().end()) return out;
+  for (cudaStream_t s : it->second) {
+    if (s != nullptr) out.push_back(static_cast<void*>(s));
+  }
+  return out;
+}
+}  // namespace internal
 
 Status SynchronizeStream(Device device, int slot) {
   FS_ASSIGN_OR_RETURN(void* s, CudaStreamFor(device, slot));

@@ -47,8 +47,10 @@ inline unsigned Blocks(int64_t n, int64_t per) {
 }
 
 // A contiguous scratch tensor of n elements (at least one) on `device`.
-// The device cache is not stream-aware, so an op whose scratch outlives
-// its launches synchronizes its stream before returning.
+// Freeing it while kernels still use it is safe (the device cache reuses a
+// block only after events recorded at its free on every stream slot have
+// passed); the ops that sort still synchronize before returning, so their
+// results are complete on return, as the CPU's are.
 inline StatusOr<Tensor> Scratch(Device device, int64_t n, DType dtype) {
   return Tensor::EmptyOn(device, {std::max<int64_t>(n, 1)}, dtype);
 }

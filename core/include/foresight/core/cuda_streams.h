@@ -7,7 +7,9 @@
 // compute (a copy stream) ordered against it by events. The pointers are
 // cudaStream_t / cudaEvent_t handles as void*, so this header needs no CUDA
 // headers. A build without CUDA answers every call with Unimplemented.
-// Thread-safe.
+// A tensor may be freed while work on any slot still uses it: the device
+// cache fences each freed block with events on every slot and reuses it
+// only once they have passed. Thread-safe.
 #pragma once
 
 #include <cstddef>
