@@ -95,6 +95,10 @@ Status TransposeCsr(const ExecContext& ctx, const Csr& csr, Csr* out, Tensor* ed
   const Device dev = csr.device();
   FS_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(ctx, dev));
   const int64_t num_dst = csr.num_dst(), num_src = csr.num_src, n = csr.num_edges();
+  if (num_src + 1 > INT32_MAX) {
+    return InvalidArgument("TransposeCsr on cuda: " + std::to_string(num_src) +
+                           " sources exceed the scan's 2^31 - 1 items");
+  }
   FS_ASSIGN_OR_RETURN(Tensor keys, Scratch(dev, n, DType::kI64));
   WithIndex(csr.indices.dtype(), [&](auto tag) {
     using I = decltype(tag);

@@ -78,6 +78,10 @@ Status Normalize(const ExecContext& ctx, const Csr& csr, const int64_t* given, C
   const int64_t num_dst = csr.num_dst(), num_src = csr.num_src;
   const int64_t* ip = csr.indptr.data<int64_t>();
   const I* idx = csr.indices.data<I>();
+  if (num_dst + 1 > INT32_MAX) {
+    return InvalidArgument("GcnNormalize on cuda: " + std::to_string(num_dst) +
+                           " destinations exceed the scan's 2^31 - 1 items");
+  }
 
   FS_ASSIGN_OR_RETURN(Tensor lens, Tensor::EmptyOn(dev, {num_dst + 1}, DType::kI64));
   FS_ASSIGN_OR_RETURN(Tensor indptr, Tensor::EmptyOn(dev, {num_dst + 1}, DType::kI64));
