@@ -175,7 +175,8 @@ int main(int argc, char** argv) {
                                           fs::kernels::Pooling::kSum, &pooled),
          "embedding bag");
   });
-  const double bag_bytes = 2.0 * f4 * static_cast<double>(tables * batch * dim) + 16.0 * static_cast<double>(tables * batch);
+  const double bag_bytes =
+      2.0 * f4 * static_cast<double>(tables * batch * dim) + 16.0 * static_cast<double>(tables * batch);
   weights = pooled = fs::Tensor();
 
   // Host -> device from pinned memory: plain, and on the copy slot.

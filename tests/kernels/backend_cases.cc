@@ -669,7 +669,8 @@ std::vector<Case> SampleCases() {
 std::vector<Case> EmbeddingBagCases() {
   std::vector<Case> cases;
   for (const Pooling pooling : {Pooling::kSum, Pooling::kMean}) {
-    for (const SparseOptimizer opt : {SparseOptimizer::kSgd, SparseOptimizer::kRowwiseAdagrad, SparseOptimizer::kAdam}) {
+    for (const SparseOptimizer opt :
+         {SparseOptimizer::kSgd, SparseOptimizer::kRowwiseAdagrad, SparseOptimizer::kAdam}) {
       const int64_t batch = 70, tables = 3, dim = 40, rows_per_table = 30;
       EmbeddingRowLayout layout;
       layout.dim = dim;

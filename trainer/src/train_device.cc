@@ -19,7 +19,8 @@ Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus
                               "CUDA_VISIBLE_DEVICES hides them)" + no_fallback);
   }
   if (d.index >= gpus) {
-    return InvalidArgument("device: " + name + " requested, but " + std::to_string(gpus) + " GPU(s) are visible (cuda:0" +
+    return InvalidArgument("device: " + name + " requested, but " + std::to_string(gpus) +
+                           " GPU(s) are visible (cuda:0" +
                            (gpus > 1 ? " to cuda:" + std::to_string(gpus - 1) : std::string()) + ")");
   }
   // Every kernel has a CUDA version (kernels/src/cuda/), but the trainer

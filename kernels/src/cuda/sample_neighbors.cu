@@ -189,7 +189,8 @@ Status Sample(const ExecContext& ctx, const Csr& graph, const Tensor& seeds, int
   FS_ASSIGN_OR_RETURN(const int64_t first_bad, ReadBack(bad.data<int64_t>(), st));
   if (first_bad != INT64_MAX) return BadSeedError<IdxT>(graph, seeds, first_bad, st);
   if (num_seeds + 1 > INT32_MAX) {
-    return InvalidArgument("SampleNeighbors on cuda: " + std::to_string(num_seeds) + " seeds exceed the scan's 2^31 - 1");
+    return InvalidArgument("SampleNeighbors on cuda: " + std::to_string(num_seeds) +
+                           " seeds exceed the scan's 2^31 - 1");
   }
   size_t bytes = 0;
   const int items = static_cast<int>(num_seeds + 1);
