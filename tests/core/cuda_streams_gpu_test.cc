@@ -73,5 +73,26 @@ TEST_F(CudaStreamsGpu, OpsRunOnACopySlotToo) {
   for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(back.data<float>()[i], 2.0f * i);
 }
 
+// The caches hand a freed block out again once its fence (events at the
+// free on every stream) has passed: after a synchronize, at once.
+TEST_F(CudaStreamsGpu, FreedBlocksComeBackOnceTheirFencePassed) {
+  const Device d = Device::Cuda(0);
+  void* pinned = nullptr;
+  void* device = nullptr;
+  {
+    ASSERT_OK_AND_ASSIGN(Tensor p, Tensor::EmptyPinned({1 << 18}, DType::kF32));
+    ASSERT_OK_AND_ASSIGN(Tensor g, Tensor::EmptyOn(d, {1 << 18}, DType::kF32));
+    pinned = p.raw_data();
+    device = g.raw_data();
+    ASSERT_OK(CopyAsync(g.raw_data(), p.raw_data(), g.nbytes(), d, kCopySlot));
+  }  // freed while the copy may still run: fenced
+  ASSERT_OK(SynchronizeStream(d, kCopySlot));
+  ASSERT_OK(SynchronizeStream(d, kComputeSlot));
+  ASSERT_OK_AND_ASSIGN(Tensor p2, Tensor::EmptyPinned({1 << 18}, DType::kF32));
+  ASSERT_OK_AND_ASSIGN(Tensor g2, Tensor::EmptyOn(d, {1 << 18}, DType::kF32));
+  EXPECT_EQ(p2.raw_data(), pinned);
+  EXPECT_EQ(g2.raw_data(), device);
+}
+
 }  // namespace
 }  // namespace foresight
