@@ -69,8 +69,51 @@ StatusOr<Var> Gelu(Tape& tape, const Var& x, const Var& bias, kernels::GeluForm 
   });
 }
 
+StatusOr<Var> GeluMatMul(Tape& tape, const Var& x, const Var& bias, const Var& w, kernels::GeluForm form) {
+  FS_RETURN_IF_ERROR(CheckMatrix(x, "GeluMatMul", "input"));
+  FS_RETURN_IF_ERROR(CheckMatrix(w, "GeluMatMul", "weight"));
+  if (x.shape()[1] != w.shape()[0]) {
+    return InvalidArgument("GeluMatMul: input " + ShapeToString(x.shape()) + " does not fit weight " +
+                           ShapeToString(w.shape()) + " (input columns must equal weight rows)");
+  }
+  const ExecContext& ctx = tape.ctx();
+  const Device device = x.value().device();
+  const Tensor b = bias.defined() ? bias.value() : Tensor();
+  Tensor y;
+  {
+    FS_ASSIGN_OR_RETURN(Tensor g, EmptyF32(device, x.shape()));  // freed at the end of the block
+    FS_RETURN_IF_ERROR(kernels::Gelu(ctx, form, x.value(), b, &g));
+    FS_ASSIGN_OR_RETURN(y, EmptyF32(device, {x.shape()[0], w.shape()[1]}));
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, g, false, w.value(), false, 1.0f, 0.0f, &y));
+  }
+  std::vector<Var> inputs{x, w};
+  if (bias.defined()) inputs.push_back(bias);
+  return tape.RecordGrad(inputs, y, [x, bias, w, form](const ExecContext& ctx, const Tensor& gy) -> Status {
+    const Device device = x.value().device();
+    const Tensor b = bias.defined() ? bias.value() : Tensor();
+    if (w.requires_grad()) {  // dW = gelu(x + b)^T dY, the activation recomputed
+      FS_ASSIGN_OR_RETURN(Tensor g, EmptyF32(device, x.shape()));
+      FS_RETURN_IF_ERROR(kernels::Gelu(ctx, form, x.value(), b, &g));
+      float beta;
+      Tensor gw;
+      FS_RETURN_IF_ERROR(internal::GradWithBeta(w, &gw, &beta));
+      FS_RETURN_IF_ERROR(kernels::Gemm(ctx, g, true, gy, false, 1.0f, beta, &gw));
+    }
+    if (!x.requires_grad() && !(bias.defined() && bias.requires_grad())) return Status::OK();
+    // dX = gelu'(x + b) * (dY W^T), computed in one buffer.
+    FS_ASSIGN_OR_RETURN(Tensor gx, EmptyF32(device, x.shape()));
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, 0.0f, &gx));
+    FS_RETURN_IF_ERROR(kernels::GeluBackward(ctx, form, x.value(), b, gx, &gx));
+    if (bias.defined() && bias.requires_grad()) {
+      FS_RETURN_IF_ERROR(AccumulateWith(ctx, bias, [&](Tensor* gb) { return kernels::SumRows(ctx, gx, gb); }));
+    }
+    if (x.requires_grad()) FS_RETURN_IF_ERROR(x.AccumulateGrad(ctx, gx));
+    return Status::OK();
+  });
+}
+
 StatusOr<LayerNormOutputs> AddLayerNorm(Tape& tape, const Var& x, const Var& bias, const Var& residual,
-                                        const Var& gamma, const Var& beta, float eps) {
+                                        const Var& gamma, const Var& beta, float eps, bool overwrite_x) {
   FS_RETURN_IF_ERROR(CheckMatrix(x, "LayerNorm", "input"));
   if (!gamma.defined() || !beta.defined()) return InvalidArgument("LayerNorm: gamma and beta must be defined");
   const int64_t rows = x.shape()[0], cols = x.shape()[1];
@@ -80,7 +123,9 @@ StatusOr<LayerNormOutputs> AddLayerNorm(Tape& tape, const Var& x, const Var& bia
   FS_ASSIGN_OR_RETURN(Tensor mean, EmptyF32(device, {rows}));
   FS_ASSIGN_OR_RETURN(Tensor rstd, EmptyF32(device, {rows}));
   Tensor h;
-  if (fused_sum) {
+  if (fused_sum && overwrite_x) {
+    h = x.value();
+  } else if (fused_sum) {
     FS_ASSIGN_OR_RETURN(h, EmptyF32(device, {rows, cols}));
   }
   FS_RETURN_IF_ERROR(kernels::LayerNorm(tape.ctx(), x.value(), bias.defined() ? bias.value() : Tensor(),

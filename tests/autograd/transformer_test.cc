@@ -223,6 +223,40 @@ TEST(MultiHeadAttentionTest, GradientsMatchFiniteDifferences) {
   }
 }
 
+TEST(TransformerOpsTest, GeluAndGeluMatMulGradientsMatchFiniteDifferences) {
+  for (kernels::GeluForm form : {kernels::GeluForm::kErf, kernels::GeluForm::kTanh}) {
+    SCOPED_TRACE(kernels::GeluFormName(form));
+    // Fresh Vars for each check: a plain Var's gradient accumulates across checks.
+    Var x(RandomTensor({5, 7}, 1, -3.0f, 3.0f), true), b(RandomTensor({7}, 2), true);
+    CheckGradients([&](Tape& t) { return Gelu(t, x, b, form); }, {{"x", x}, {"bias", b}}, 8);
+    Var x2(x.value().Clone(), true), b2(b.value().Clone(), true), w(RandomTensor({7, 4}, 3), true);
+    CheckGradients([&](Tape& t) { return GeluMatMul(t, x2, b2, w, form); }, {{"x", x2}, {"bias", b2}, {"w", w}}, 9);
+  }
+}
+
+TEST(TransformerOpsTest, AddLayerNormSumAndOutGradients) {
+  Var x(RandomTensor({4, 6}, 1, -2.0f, 2.0f), true), b(RandomTensor({6}, 2), true), r(RandomTensor({4, 6}, 3), true);
+  Var gamma(RandomTensor({6}, 4, 0.5f, 1.5f), true), beta(RandomTensor({6}, 5), true);
+  const std::vector<Checked> all{{"x", x}, {"bias", b}, {"residual", r}, {"gamma", gamma}, {"beta", beta}};
+  // Both outputs used (a pre-norm residual stream): out + sum.
+  CheckGradients(
+      [&](Tape& t) -> StatusOr<Var> {
+        FS_ASSIGN_OR_RETURN(LayerNormOutputs o, AddLayerNorm(t, x, b, r, gamma, beta, 1e-5f));
+        return Add(t, o.out, o.sum);
+      },
+      all, 10);
+  // h written over a matmul's output: the same values and gradients.
+  Var x2(x.value().Clone(), true), b2(b.value().Clone(), true), r2(r.value().Clone(), true);
+  Var w(RandomTensor({6, 6}, 6), true);
+  CheckGradients(
+      [&](Tape& t) -> StatusOr<Var> {
+        FS_ASSIGN_OR_RETURN(Var p, MatMul(t, x2, w));
+        FS_ASSIGN_OR_RETURN(LayerNormOutputs o, AddLayerNorm(t, p, b2, r2, gamma, beta, 1e-5f, /*overwrite_x=*/true));
+        return o.out;
+      },
+      {{"x", x2}, {"w", w}, {"bias", b2}, {"residual", r2}}, 11);
+}
+
 TEST(TransformerEncoderLayerTest, RejectsMismatchedInput) {
   TransformerEncoderConfig c;
   c.hidden = 8;

@@ -50,6 +50,11 @@ TEST(LayerNormTest, ForwardMatchesReferenceWithAndWithoutBiasAndResidual) {
              r2 = Tensor::Empty({t}, DType::kF32);
       ASSERT_TRUE(LayerNorm(pools.ctx1, x, bias, res, gamma, beta, kEps, nullptr, &y2, &m2, &r2).ok());
       EXPECT_TRUE(BitwiseEqual(y2, o.y));
+      // h written over x in place.
+      Tensor xin = x.Clone();
+      ASSERT_TRUE(LayerNorm(pools.ctx3, xin, bias, res, gamma, beta, kEps, &xin, &y2, &m2, &r2).ok());
+      EXPECT_TRUE(BitwiseEqual(y2, o.y));
+      EXPECT_TRUE(BitwiseEqual(xin, o.sum));
     }
   }
 }

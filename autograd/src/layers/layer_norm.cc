@@ -10,8 +10,9 @@ LayerNorm::LayerNorm(const std::string& name, int64_t features, float eps) : Mod
   beta_ = AddParameter("beta", Tensor::Zeros({features}, DType::kF32));
 }
 
-StatusOr<LayerNormOutputs> LayerNorm::Forward(Tape& tape, const Var& x, const Var& bias, const Var& residual) {
-  return AddLayerNorm(tape, x, bias, residual, gamma_->var(), beta_->var(), eps_);
+StatusOr<LayerNormOutputs> LayerNorm::Forward(Tape& tape, const Var& x, const Var& bias, const Var& residual,
+                                               bool overwrite_x) {
+  return AddLayerNorm(tape, x, bias, residual, gamma_->var(), beta_->var(), eps_, overwrite_x);
 }
 
 }  // namespace foresight::autograd

@@ -46,10 +46,9 @@ StatusOr<Var> TransformerEncoderLayer::Forward(Tape& tape, const Var& x, const P
     FS_ASSIGN_OR_RETURN(LayerNormOutputs n1, norm1_->Forward(tape, x));
     FS_ASSIGN_OR_RETURN(Var a, attention_->ForwardNoOutputBias(tape, n1.out, packed));
     FS_ASSIGN_OR_RETURN(a, BiasDropout(tape, a, attention_->out_bias()->var(), &bias));
-    FS_ASSIGN_OR_RETURN(LayerNormOutputs n2, norm2_->Forward(tape, a, bias, x));
+    FS_ASSIGN_OR_RETURN(LayerNormOutputs n2, norm2_->Forward(tape, a, bias, x, /*overwrite_x=*/true));
     FS_ASSIGN_OR_RETURN(Var f1, MatMul(tape, n2.out, ffn1_weight_->var()));
-    FS_ASSIGN_OR_RETURN(Var g, Gelu(tape, f1, ffn1_bias_->var(), config_.gelu));
-    FS_ASSIGN_OR_RETURN(Var f2, MatMul(tape, g, ffn2_weight_->var()));
+    FS_ASSIGN_OR_RETURN(Var f2, GeluMatMul(tape, f1, ffn1_bias_->var(), ffn2_weight_->var(), config_.gelu));
     FS_ASSIGN_OR_RETURN(f2, BiasDropout(tape, f2, ffn2_bias_->var(), &bias));
     if (bias.defined()) {
       FS_ASSIGN_OR_RETURN(f2, AddBias(tape, f2, bias));
@@ -59,12 +58,11 @@ StatusOr<Var> TransformerEncoderLayer::Forward(Tape& tape, const Var& x, const P
   // z = LN1(x + MHA(x)); y = LN2(z + FFN(z)), each bias and residual fused into its LayerNorm.
   FS_ASSIGN_OR_RETURN(Var a, attention_->ForwardNoOutputBias(tape, x, packed));
   FS_ASSIGN_OR_RETURN(a, BiasDropout(tape, a, attention_->out_bias()->var(), &bias));
-  FS_ASSIGN_OR_RETURN(LayerNormOutputs n1, norm1_->Forward(tape, a, bias, x));
+  FS_ASSIGN_OR_RETURN(LayerNormOutputs n1, norm1_->Forward(tape, a, bias, x, /*overwrite_x=*/true));
   FS_ASSIGN_OR_RETURN(Var f1, MatMul(tape, n1.out, ffn1_weight_->var()));
-  FS_ASSIGN_OR_RETURN(Var g, Gelu(tape, f1, ffn1_bias_->var(), config_.gelu));
-  FS_ASSIGN_OR_RETURN(Var f2, MatMul(tape, g, ffn2_weight_->var()));
+  FS_ASSIGN_OR_RETURN(Var f2, GeluMatMul(tape, f1, ffn1_bias_->var(), ffn2_weight_->var(), config_.gelu));
   FS_ASSIGN_OR_RETURN(f2, BiasDropout(tape, f2, ffn2_bias_->var(), &bias));
-  FS_ASSIGN_OR_RETURN(LayerNormOutputs n2, norm2_->Forward(tape, f2, bias, n1.out));
+  FS_ASSIGN_OR_RETURN(LayerNormOutputs n2, norm2_->Forward(tape, f2, bias, n1.out, /*overwrite_x=*/true));
   return n2.out;
 }
 

@@ -16,7 +16,11 @@ inline float FastExp(float x) {
   const bool under = x < -87.3f;
   x = x > 88.7f ? 88.7f : x;
   x = x < -87.3f ? -87.3f : x;
-  const float fn = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
+  // n = round(x / ln2) by the 1.5 * 2^23 trick: adding it pushes the
+  // fraction out of the mantissa (round to nearest), subtracting brings the
+  // integer back. floorf would do, but GCC leaves it a libm call unless
+  // -ffast-math, which kept these loops scalar.
+  const float fn = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - fn * 0.693359375f;
   r = r - fn * -2.12194440e-4f;
   float p = 1.9875691500e-4f;

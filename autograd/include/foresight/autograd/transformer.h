@@ -56,13 +56,21 @@ StatusOr<Var> Gelu(Tape& tape, const Var& x, const Var& bias, kernels::GeluForm 
 // h = x + bias + residual (each of bias [E] and residual [T, E] optional)
 // and out = LayerNorm(h) * gamma + beta, in one kernel. `sum` is h (x
 // itself when neither bias nor residual is given): the residual stream of a
-// pre-norm layer.
+// pre-norm layer. With overwrite_x, h is written over x's value, saving a
+// [T, E] buffer: only for an x whose value no backward reads (a matmul's
+// output used nowhere else: the matmul's backward reads its inputs only).
 struct LayerNormOutputs {
   Var sum;
   Var out;
 };
 StatusOr<LayerNormOutputs> AddLayerNorm(Tape& tape, const Var& x, const Var& bias, const Var& residual,
-                                        const Var& gamma, const Var& beta, float eps);
+                                        const Var& gamma, const Var& beta, float eps, bool overwrite_x = false);
+
+// y = gelu(x + bias) w, x [N, F], bias [F] (optional), w [F, M]: the
+// feed-forward block's second half. The activation is not kept: the
+// backward recomputes it from x (as Tempo does), so the layer holds one
+// [N, F] tensor where GELU then MatMul would hold two.
+StatusOr<Var> GeluMatMul(Tape& tape, const Var& x, const Var& bias, const Var& w, kernels::GeluForm form);
 
 // ---- layers ----
 
@@ -73,7 +81,7 @@ class LayerNorm : public Module {
   LayerNorm(const std::string& name, int64_t features, float eps = 1e-5f);
   // out = LayerNorm(x + bias + residual) (bias and residual optional).
   StatusOr<LayerNormOutputs> Forward(Tape& tape, const Var& x, const Var& bias = Var(),
-                                     const Var& residual = Var());
+                                     const Var& residual = Var(), bool overwrite_x = false);
   Parameter* gamma() const { return gamma_; }
   Parameter* beta() const { return beta_; }
 

@@ -69,7 +69,9 @@ Status VarlenAttentionBackward(const ExecContext& ctx, const AttentionOptions& o
 // h = x + bias + residual (bias [E] and residual [T, E] optional: pass an
 // undefined tensor), out = (h - mean(h)) / sqrt(var(h) + eps) * gamma + beta
 // per row, gamma and beta [E]. `sum` (optional, [T, E]) receives h, which
-// the backward needs (when neither bias nor residual is given h is x).
+// the backward needs (when neither bias nor residual is given h is x); it
+// may be x itself (or residual), overwritten in place, when nothing else
+// needs that tensor's values.
 // mean and rstd (f32 [T]) receive the row statistics; nothing else is kept.
 Status LayerNorm(const ExecContext& ctx, const Tensor& x, const Tensor& bias, const Tensor& residual,
                  const Tensor& gamma, const Tensor& beta, float eps, Tensor* sum, Tensor* out, Tensor* mean,
@@ -94,6 +96,7 @@ const char* GeluFormName(GeluForm f);
 Status Gelu(const ExecContext& ctx, GeluForm form, const Tensor& x, const Tensor& bias, Tensor* out);
 // grad_x = gelu'(x + bias) * grad_out, from the forward's input (the
 // output is not needed). The bias's gradient is grad_x's column sum.
+// grad_x may be grad_out itself (overwritten in place).
 Status GeluBackward(const ExecContext& ctx, GeluForm form, const Tensor& x, const Tensor& bias,
                     const Tensor& grad_out, Tensor* grad_x);
 
