@@ -100,15 +100,19 @@ StatusOr<Var> GeluMatMul(Tape& tape, const Var& x, const Var& bias, const Var& w
       FS_RETURN_IF_ERROR(kernels::Gemm(ctx, g, true, gy, false, 1.0f, beta, &gw));
     }
     if (!x.requires_grad() && !(bias.defined() && bias.requires_grad())) return Status::OK();
-    // dX = gelu'(x + b) * (dY W^T), computed in one buffer.
+    // dX = gelu'(x + b) * (dY W^T), computed in one buffer: x's gradient
+    // itself when x has none yet (no copy), the bias's gradient its column sum.
+    auto produce = [&](Tensor* gx) -> Status {
+      FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, 0.0f, gx));
+      FS_RETURN_IF_ERROR(kernels::GeluBackward(ctx, form, x.value(), b, *gx, gx));
+      if (bias.defined() && bias.requires_grad()) {
+        FS_RETURN_IF_ERROR(AccumulateWith(ctx, bias, [&](Tensor* gb) { return kernels::SumRows(ctx, *gx, gb); }));
+      }
+      return Status::OK();
+    };
+    if (x.requires_grad()) return AccumulateWith(ctx, x, produce);
     FS_ASSIGN_OR_RETURN(Tensor gx, EmptyF32(device, x.shape()));
-    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, 0.0f, &gx));
-    FS_RETURN_IF_ERROR(kernels::GeluBackward(ctx, form, x.value(), b, gx, &gx));
-    if (bias.defined() && bias.requires_grad()) {
-      FS_RETURN_IF_ERROR(AccumulateWith(ctx, bias, [&](Tensor* gb) { return kernels::SumRows(ctx, gx, gb); }));
-    }
-    if (x.requires_grad()) FS_RETURN_IF_ERROR(x.AccumulateGrad(ctx, gx));
-    return Status::OK();
+    return produce(&gx);
   });
 }
 
