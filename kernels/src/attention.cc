@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "cpu/transformer_ops.h"
+#include "cuda/transformer_ops.h"
 #include "foresight/kernels/transformer.h"
 
 namespace foresight::kernels {
@@ -95,7 +96,7 @@ Status VarlenAttention(const ExecContext& ctx, const AttentionOptions& opts, con
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(q.device(), {out, lse}, "VarlenAttention"));
   const AttentionOptions r = Resolved(opts, e);
   if (q.device().is_cpu()) return cpu::VarlenAttention(ctx, r, q, k, v, cu_seqlens, max_seqlen, out, lse);
-  return internal::NoImplementation("VarlenAttention", q.device());
+  return cuda::VarlenAttention(ctx, r, q, k, v, cu_seqlens, max_seqlen, out, lse);
 }
 
 Status VarlenAttentionBackward(const ExecContext& ctx, const AttentionOptions& opts, const Tensor& q,
@@ -120,7 +121,8 @@ Status VarlenAttentionBackward(const ExecContext& ctx, const AttentionOptions& o
     return cpu::VarlenAttentionBackward(ctx, r, q, k, v, out, lse, grad_out, cu_seqlens, max_seqlen, grad_q, grad_k,
                                         grad_v);
   }
-  return internal::NoImplementation(op, q.device());
+  return cuda::VarlenAttentionBackward(ctx, r, q, k, v, out, lse, grad_out, cu_seqlens, max_seqlen, grad_q, grad_k,
+                                       grad_v);
 }
 
 }  // namespace foresight::kernels

@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "cpu/transformer_ops.h"
+#include "cuda/transformer_ops.h"
 #include "foresight/kernels/transformer.h"
 
 namespace foresight::kernels {
@@ -27,7 +28,7 @@ Status Gelu(const ExecContext& ctx, GeluForm form, const Tensor& x, const Tensor
   FS_RETURN_IF_ERROR(internal::CheckOutput(out, x.shape(), DType::kF32, "Gelu: out"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {&bias, out}, "Gelu"));
   if (x.device().is_cpu()) return cpu::Gelu(ctx, form, x, bias, out);
-  return internal::NoImplementation("Gelu", x.device());
+  return cuda::Gelu(ctx, form, x, bias, out);
 }
 
 Status GeluBackward(const ExecContext& ctx, GeluForm form, const Tensor& x, const Tensor& bias,
@@ -37,7 +38,7 @@ Status GeluBackward(const ExecContext& ctx, GeluForm form, const Tensor& x, cons
   FS_RETURN_IF_ERROR(internal::CheckOutput(grad_x, x.shape(), DType::kF32, "GeluBackward: grad_x"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {&bias, &grad_out, grad_x}, "GeluBackward"));
   if (x.device().is_cpu()) return cpu::GeluBackward(ctx, form, x, bias, grad_out, grad_x);
-  return internal::NoImplementation("GeluBackward", x.device());
+  return cuda::GeluBackward(ctx, form, x, bias, grad_out, grad_x);
 }
 
 }  // namespace foresight::kernels

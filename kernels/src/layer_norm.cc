@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "cpu/transformer_ops.h"
+#include "cuda/transformer_ops.h"
 #include "foresight/kernels/transformer.h"
 
 namespace foresight::kernels {
@@ -27,7 +28,7 @@ Status LayerNorm(const ExecContext& ctx, const Tensor& x, const Tensor& bias, co
   FS_RETURN_IF_ERROR(
       internal::CheckOnDevice(x.device(), {&bias, &residual, &gamma, &beta, sum, out, mean, rstd}, "LayerNorm"));
   if (x.device().is_cpu()) return cpu::LayerNorm(ctx, x, bias, residual, gamma, beta, eps, sum, out, mean, rstd);
-  return internal::NoImplementation("LayerNorm", x.device());
+  return cuda::LayerNorm(ctx, x, bias, residual, gamma, beta, eps, sum, out, mean, rstd);
 }
 
 Status LayerNormBackward(const ExecContext& ctx, const Tensor& h, const Tensor& gamma, const Tensor& mean,
@@ -48,7 +49,7 @@ Status LayerNormBackward(const ExecContext& ctx, const Tensor& h, const Tensor& 
   if (h.device().is_cpu()) {
     return cpu::LayerNormBackward(ctx, h, gamma, mean, rstd, grad_out, grad_h, grad_gamma, grad_beta);
   }
-  return internal::NoImplementation("LayerNormBackward", h.device());
+  return cuda::LayerNormBackward(ctx, h, gamma, mean, rstd, grad_out, grad_h, grad_gamma, grad_beta);
 }
 
 }  // namespace foresight::kernels
