@@ -161,7 +161,6 @@ def run_torch(mode, args, layer, xs, rs, lengths):
                 fwd.append((time.perf_counter() - t0) * 1e3)
             del ys
             layer.zero_grad(set_to_none=True)
-            inputs_probe = step  # keep the closure alive
             counter = SavedBytes([])
             t0 = time.perf_counter()
             with torch.autograd.graph.saved_tensors_hooks(counter.pack, lambda t: t):
@@ -177,7 +176,7 @@ def run_torch(mode, args, layer, xs, rs, lengths):
                 xi.grad = None
             if timed:
                 full.append((time.perf_counter() - t0) * 1e3)
-            del ys, loss, inputs_probe
+            del ys, loss
         return {"forward_ms": round(statistics.median(fwd), 2),
                 "forward_backward_ms": round(statistics.median(full), 2),
                 "peak_activation_bytes": act}
