@@ -25,6 +25,9 @@ TEST(GemmTest, MatchesReferenceAllTransposes) {
       {65, 300, 40, false, true, 1.0f, 0.5f}, {600, 70, 129, true, true, -2.0f, 0.25f},
       {1, 1, 1, false, false, 1.0f, 0.0f},    {3000, 130, 64, false, false, 1.0f, 0.0f},
       {5, 600, 7, false, true, 1.0f, 1.0f},
+      // Large enough that the tiles grow (128 rows x 512 columns, ragged
+      // edges): still one BLAS call per element of c.
+      {2100, 1100, 96, true, false, 1.0f, 0.5f},
   };
   uint64_t seed = 1;
   for (const GemmCase& c : cases) {

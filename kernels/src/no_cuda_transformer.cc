@@ -1,0 +1,39 @@
+// Built when FORESIGHT_HAVE_CUDA is off: the transformer ops' CUDA entry
+// points refuse with a message (no CUDA tensor can exist in such a build,
+// but the dispatchers stay one switch with no #ifdef).
+#include <string>
+
+#include "cuda/transformer_ops.h"
+
+namespace foresight::kernels::cuda {
+
+namespace {
+Status NoCuda(const char* op) {
+  return Unimplemented(std::string(op) +
+                       " on cuda: this foresight build has no CUDA device (rebuild with -DFORESIGHT_CUDA=ON)");
+}
+}  // namespace
+
+Status VarlenAttention(const ExecContext&, const AttentionOptions&, const Tensor&, const Tensor&, const Tensor&,
+                       const Tensor&, int64_t, Tensor*, Tensor*) {
+  return NoCuda("VarlenAttention");
+}
+Status VarlenAttentionBackward(const ExecContext&, const AttentionOptions&, const Tensor&, const Tensor&,
+                               const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t,
+                               Tensor*, Tensor*, Tensor*) {
+  return NoCuda("VarlenAttentionBackward");
+}
+Status LayerNorm(const ExecContext&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, float,
+                 Tensor*, Tensor*, Tensor*, Tensor*) {
+  return NoCuda("LayerNorm");
+}
+Status LayerNormBackward(const ExecContext&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                         Tensor*, Tensor*, Tensor*) {
+  return NoCuda("LayerNormBackward");
+}
+Status Gelu(const ExecContext&, GeluForm, const Tensor&, const Tensor&, Tensor*) { return NoCuda("Gelu"); }
+Status GeluBackward(const ExecContext&, GeluForm, const Tensor&, const Tensor&, const Tensor&, Tensor*) {
+  return NoCuda("GeluBackward");
+}
+
+}  // namespace foresight::kernels::cuda
