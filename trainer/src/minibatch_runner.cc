@@ -111,6 +111,9 @@ class MiniBatchRunner : public EpochRunner {
       }
       Stopwatch watch;
       StepResult r;
+      // Learned rows: their window must be full before the compute turn
+      // is taken (the sample stage that fills it may need that turn).
+      if (state_.input->learned != nullptr) state_.input->learned->WaitReady();
       {
         auto turn = pipeline_->budget().ComputeTurn();
         std::vector<GraphBlock> blocks;
@@ -124,6 +127,13 @@ class MiniBatchRunner : public EpochRunner {
         Var x(batch->x);
         if (state_.input->table) {
           FS_ASSIGN_OR_RETURN(x, InputRows(tape, *state_.model, *state_.input, batch->sampled.input_nodes));
+        } else if (state_.input->learned != nullptr) {
+          // The rows of the batch's input nodes, enqueued by the sample stage.
+          FS_ASSIGN_OR_RETURN(x, state_.input->learned->Forward(tape, state_.optimizer->step_count() + 1));
+          if (x.shape()[0] != batch->sampled.input_nodes.numel()) {
+            return Internal("learned node features: " + std::to_string(x.shape()[0]) + " rows for a batch of " +
+                            std::to_string(batch->sampled.input_nodes.numel()) + " input nodes");
+          }
         }
         FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, x, batch->labels, m, &r));
       }
@@ -186,8 +196,13 @@ class MiniBatchRunner : public EpochRunner {
     LayerwiseOutputs outputs;
     // Table inputs: this evaluation's bags of every node, as rows in memory.
     std::unique_ptr<storage::RowStore> table_rows;
-    if (state_.input->table) {
-      FS_ASSIGN_OR_RETURN(Tensor all, AllInputRows(state_.ctx, *state_.model, *state_.input));
+    if (state_.input->table || state_.input->learned != nullptr) {
+      Tensor all;
+      if (state_.input->learned != nullptr) {
+        FS_ASSIGN_OR_RETURN(all, state_.input->learned->AllEmbeddings());
+      } else {
+        FS_ASSIGN_OR_RETURN(all, AllInputRows(state_.ctx, *state_.model, *state_.input));
+      }
       FS_ASSIGN_OR_RETURN(table_rows, storage::MemoryRowStore(all, /*writable=*/false));
     }
     storage::RowStore& features = table_rows != nullptr ? *table_rows
@@ -213,6 +228,7 @@ class MiniBatchRunner : public EpochRunner {
   // the input node ids. The store and cache options apply to stores only.
   Status OpenInputStore(const TrainOptions& o, const storage::Dataset& d) {
     const NodeInput& in = *state_.input;
+    if (in.learned != nullptr) return Status::OK();  // the table has the store and cache (learned_input.h)
     if (in.table) {
       const char* store_option = nullptr;
       if (o.feature_store == "disk") store_option = "feature_store disk";
@@ -334,6 +350,16 @@ class MiniBatchRunner : public EpochRunner {
     c.end_seq = static_cast<int64_t>(o.epochs) * order_->num_batches();
     c.queue_capacity = kQueueCapacity;
     c.max_in_flight = kMaxInFlight;
+    if (LearnedNodeTable* learned = state_.input->learned.get()) {
+      if (pipeline_started_) {
+        // The table's window holds the first pipeline's batches.
+        return Internal("learned node features: the pipeline cannot restart at batch " + std::to_string(first_seq));
+      }
+      c.on_sampled = [learned](int64_t, const Tensor& input_nodes) { return learned->Enqueue(input_nodes); };
+      c.on_sample_end = [learned] { learned->Close(); };
+      c.sample_ahead = learned->lookahead() + 1;
+    }
+    pipeline_started_ = true;
     FS_ASSIGN_OR_RETURN(pipeline_, FeaturePipeline::Start(std::move(c)));
     if (o.progress && !row_path_logged_) {
       FS_LOG(INFO) << "feature pipeline: " << pipeline_->row_path().reason;
@@ -364,6 +390,7 @@ class MiniBatchRunner : public EpochRunner {
   cache::Policy cache_policy_ = cache::Policy::kLookahead;
   std::unique_ptr<FeaturePipeline> pipeline_;
   bool row_path_logged_ = false;
+  bool pipeline_started_ = false;
   int64_t next_seq_ = -1;
   Tensor eval_ids_;
   Tensor eval_labels_;

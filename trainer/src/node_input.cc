@@ -17,6 +17,8 @@ StatusOr<NodeInput> OpenNodeInput(const std::string& node_features, const storag
   if (node_features == "degree") {
     in.dense = DegreeFeatures(d.indptr());
     in.width = kDegreeFeatureDim;
+  } else if (IsLearned(node_features)) {
+    FS_ASSIGN_OR_RETURN(in.width, ParseLearnedDim(node_features));
   } else if (node_features == "one-hot") {
     in.table = true;
     in.width = d.num_nodes();
@@ -34,12 +36,13 @@ StatusOr<NodeInput> OpenNodeInput(const std::string& node_features, const storag
     if (in.width < 1) {
       return FailedPrecondition(
           d.dir() + ": the dataset has no node features, so the model has nothing to read; pass --node-features "
-          "degree (log-degree and degree buckets, computed from the graph) or --node-features one-hot (a learned "
-          "row per node), or preprocess again with --features F (.npy, text rows or sparse .json) or "
+          "degree (log-degree and degree buckets, computed from the graph), --node-features learned:DIM (a "
+          "learned embedding of DIM values per node) or --node-features one-hot (node identity as a learned row "
+          "of the first layer), or preprocess again with --features F (.npy, text rows or sparse .json) or "
           "--sparse-features F");
     }
   } else {
-    return InvalidArgument("node_features: '" + node_features + "' is not one of file, degree, one-hot");
+    return InvalidArgument("node_features: '" + node_features + "' is not one of file, degree, one-hot, learned:DIM");
   }
   return in;
 }
