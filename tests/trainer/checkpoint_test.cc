@@ -169,6 +169,27 @@ TEST_F(CheckpointTest, ResumeRefusesOtherOptions) {
   EXPECT_EQ(s.epochs_completed, 2);
 }
 
+// Paths are bytes, not UTF-8: a dataset directory whose name is not valid
+// UTF-8 is recorded (with U+FFFD for the bad bytes) and resumes; the
+// options JSON once threw from nlohmann::json::dump and ended the process.
+TEST_F(CheckpointTest, ADatasetPathThatIsNotUtf8IsRecordedAndResumes) {
+  const std::string bad = dir_.File("data-\xff\xfe-\xc3");
+  std::filesystem::rename(dir_.File("data"), bad);
+  TrainOptions o = SmallOptions(bad, "sage", true);
+  o.epochs = 1;
+  o.checkpoint_dir = dir_.File("ckpt");
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  const nlohmann::json saved = ReadJson(dir_.File("ckpt") + "/checkpoint.json");
+  EXPECT_NE(saved["options"]["dataset"].get<std::string>().find("data-\xef\xbf\xbd"), std::string::npos);
+  o.resume = true;
+  o.epochs = 2;
+  ASSERT_OK(Train(o, &s));
+  EXPECT_EQ(s.epochs_completed, 2);
+  o.lr = 0.5f;  // the refusal's message quotes the options too
+  EXPECT_ERROR_CONTAINS(Train(o, &s), "different training options");
+}
+
 // A restart script always passes --resume: with no complete checkpoint yet
 // (no directory at all, or only what a first checkpoint killed half way
 // left) the run starts from epoch 1, says so in one line, and equals a run

@@ -139,6 +139,10 @@ Status Get(const nlohmann::json& j, const char* key, const std::string& origin, 
 
 }  // namespace
 
+std::string JsonText(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json TrainOptionsToJson(const TrainOptions& o) {
   nlohmann::json j;
   j["dataset"] = o.dataset;
@@ -214,7 +218,7 @@ std::string TrainingOptionsHash(const TrainOptions& o) {
     j.erase("batch_size");
     j.erase("fanouts");
   }
-  const std::string s = j.dump();
+  const std::string s = JsonText(j);
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
   for (unsigned char c : s) {
     h ^= c;
@@ -275,7 +279,7 @@ Status SaveCheckpoint(const std::string& dir, const GnnModel& model, autograd::O
     j["last"] = last;
     j["best"] = best;
     FS_RETURN_IF_ERROR(TestPoint("checkpoint.before-pointer"));
-    return WriteFileAtomic(dir + "/" + kCheckpointFile, j.dump(2) + "\n");
+    return WriteFileAtomic(dir + "/" + kCheckpointFile, JsonText(j, 2) + "\n");
   };
   Status s = write();
   if (!s.ok()) {

@@ -38,6 +38,11 @@ struct CheckpointState {
   std::string best_dir;      // "best-<j>"
 };
 
+// j as text. Paths and names are bytes, not necessarily UTF-8: invalid
+// sequences become U+FFFD instead of the exception nlohmann::json::dump
+// throws. -1 = one line.
+std::string JsonText(const nlohmann::json& j, int indent = -1);
+
 nlohmann::json TrainOptionsToJson(const TrainOptions& o);
 nlohmann::json ModelConfigToJson(const ModelConfig& c);
 Status ModelConfigFromJson(const nlohmann::json& j, const std::string& origin, ModelConfig* out);

@@ -54,15 +54,15 @@ Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* mod
   if (state->options_hash != fresh.options_hash) {
     return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir +
                               " was written with different training options (" +
-                              state->options.dump() + ") than this run's (" + fresh.options.dump() +
+                              internal::JsonText(state->options) + ") than this run's (" + internal::JsonText(fresh.options) +
                               "); only epochs, patience, threads, paths and eval_batch_size may change");
   }
   if (state->num_nodes != fresh.num_nodes ||
       internal::ModelConfigToJson(state->model) != internal::ModelConfigToJson(fresh.model)) {
     return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir + " is for a model of " +
-                              internal::ModelConfigToJson(state->model).dump() + " on " +
+                              internal::JsonText(internal::ModelConfigToJson(state->model)) + " on " +
                               std::to_string(state->num_nodes) + " nodes, but this dataset gives " +
-                              internal::ModelConfigToJson(fresh.model).dump() + " on " +
+                              internal::JsonText(internal::ModelConfigToJson(fresh.model)) + " on " +
                               std::to_string(fresh.num_nodes) + " nodes");
   }
   FS_RETURN_IF_ERROR(internal::LoadParameters(o.checkpoint_dir, state->last_dir, model));
