@@ -58,15 +58,8 @@ void ExpectSameTensors(const std::map<std::string, Tensor>& a, const std::map<st
   }
 }
 
-class ResumeTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {
- protected:
-  void SetUp() override {
-    foresight::testing::SyntheticSpec spec;
-    spec.num_nodes = 160;
-    ASSERT_OK(foresight::testing::WriteSyntheticDataset(dir_.File("data"), spec));
-  }
-  TempDir dir_;
-};
+class ResumeTest
+    : public foresight::testing::SyntheticDatasetTest<160, ::testing::TestWithParam<std::tuple<std::string, bool>>> {};
 
 TEST_P(ResumeTest, TwoPlusTwoEqualsFour) {
   TrainOptions o = SmallOptions(dir_.File("data"), std::get<0>(GetParam()), std::get<1>(GetParam()));
@@ -113,15 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Models, ResumeTest,
                            return std::get<0>(info.param) + (std::get<1>(info.param) ? "_full" : "_minibatch");
                          });
 
-class CheckpointTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    foresight::testing::SyntheticSpec spec;
-    spec.num_nodes = 120;
-    ASSERT_OK(foresight::testing::WriteSyntheticDataset(dir_.File("data"), spec));
-  }
-  TempDir dir_;
-};
+class CheckpointTest : public foresight::testing::SyntheticDatasetTest<120> {};
 
 TEST_F(CheckpointTest, KeepsOnlyTheLastAndBestEpochs) {
   TrainOptions o = SmallOptions(dir_.File("data"), "sage", true);

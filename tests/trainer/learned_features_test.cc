@@ -20,9 +20,8 @@ namespace {
 
 using testing::SmallOptions;
 
-class LearnedFeaturesTest : public ::testing::Test {
+class LearnedFeaturesTest : public testing::SyntheticDatasetTest<> {
  protected:
-  void SetUp() override { ASSERT_OK(testing::WriteSyntheticDataset(dir_.File("data"), testing::SyntheticSpec())); }
 
   TrainOptions Options(const std::string& model, bool full_graph) {
     TrainOptions o = SmallOptions(dir_.File("data"), model, full_graph);
@@ -44,8 +43,6 @@ class LearnedFeaturesTest : public ::testing::Test {
     if (summary != nullptr) *summary = s;
     return losses;
   }
-
-  testing::TempDir dir_;
 };
 
 TEST_F(LearnedFeaturesTest, DiskBehindATinyCacheGivesTheLossesOfMemory) {
