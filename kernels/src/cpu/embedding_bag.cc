@@ -17,6 +17,7 @@
 #include <immintrin.h>
 #endif
 
+#include "../check.h"
 #include "cpu_ops.h"
 
 namespace foresight::kernels::cpu {
@@ -104,21 +105,6 @@ Status CheckBagOffsets(const char* op, const int64_t* offsets, int64_t num_bags,
   return Status::OK();
 }
 
-Status CheckTableOffsets(const char* op, const int64_t* to, int64_t tables, int64_t rows) {
-  if (to[0] < 0) return InvalidArgument(std::string(op) + ": table_offsets[0] is negative");
-  for (int64_t t = 0; t < tables; ++t) {
-    if (to[t + 1] < to[t]) {
-      return InvalidArgument(std::string(op) + ": table_offsets must not decrease (table " + std::to_string(t) +
-                             " ends before it starts)");
-    }
-  }
-  if (to[tables] > rows) {
-    return InvalidArgument(std::string(op) + ": table_offsets[" + std::to_string(tables) + "] = " +
-                           std::to_string(to[tables]) + " exceeds the " + std::to_string(rows) + " rows of weights");
-  }
-  return Status::OK();
-}
-
 // The shape of a call, read once.
 struct Bags {
   int64_t batch = 0, tables = 0, dim = 0, row_width = 0, rows = 0, num_ids = 0;
@@ -147,7 +133,7 @@ StatusOr<Bags> ReadBags(const char* op, const EmbeddingRowLayout& layout, const 
   g.psw = psw.defined() ? psw.data<float>() : nullptr;
   g.pooling = pooling;
   FS_RETURN_IF_ERROR(CheckBagOffsets(op, g.offsets, g.num_bags(), g.num_ids));
-  if (g.table_offsets != nullptr) FS_RETURN_IF_ERROR(CheckTableOffsets(op, g.table_offsets, g.tables, g.rows));
+  if (g.table_offsets != nullptr) FS_RETURN_IF_ERROR(internal::CheckTableOffsetValues(op, g.table_offsets, g.tables, g.rows));
   return g;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../check.h"
 #include "cuda_ops.h"
 
 namespace foresight::kernels::cuda {
@@ -205,18 +206,7 @@ Status CheckTableOffsets(const char* op, const Tensor& table_offsets, int64_t ta
   std::vector<int64_t> to(static_cast<size_t>(tables + 1));
   FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpy", cudaMemcpy(to.data(), table_offsets.raw_data(),
                                                         to.size() * sizeof(int64_t), cudaMemcpyDeviceToHost)));
-  if (to[0] < 0) return InvalidArgument(std::string(op) + ": table_offsets[0] is negative");
-  for (int64_t t = 0; t < tables; ++t) {
-    if (to[t + 1] < to[t]) {
-      return InvalidArgument(std::string(op) + ": table_offsets must not decrease (table " + std::to_string(t) +
-                             " ends before it starts)");
-    }
-  }
-  if (to[tables] > rows) {
-    return InvalidArgument(std::string(op) + ": table_offsets[" + std::to_string(tables) + "] = " +
-                           std::to_string(to[tables]) + " exceeds the " + std::to_string(rows) + " rows of weights");
-  }
-  return Status::OK();
+  return internal::CheckTableOffsetValues(op, to.data(), tables, rows);
 }
 
 // Copies the device's error record back and turns it into a Status.
