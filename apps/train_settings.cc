@@ -239,7 +239,8 @@ const std::vector<TrainKey>& TrainKeys() {
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
        "degree buckets), one-hot (node identity as a learned row of the first layer), learned:DIM (a learned "
-       "embedding of DIM values per node, kept on --feature-store behind --cache-size)",
+       "embedding of DIM values per node, kept on --feature-store behind --cache-size), file+learned:DIM (the "
+       "dataset's dense features with DIM learned values beside them)",
        &O::node_features, nullptr, false},
       {"sparse-optimizer",
        "Optimizer of learned embedding rows, fused into backward with its state beside each row: sgd, "

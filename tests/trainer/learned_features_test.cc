@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "foresight/storage/npy.h"
 #include "foresight/trainer/inference.h"
 #include "foresight/trainer/trainer.h"
@@ -108,12 +110,12 @@ TEST_F(LearnedFeaturesTest, AResumedRunEqualsAnUninterruptedOne) {
       o.feature_store = store;
       o.cache_size = std::string(store) == "disk" ? 6 * 96 : 0;
       o.table_dir = dir_.File("table");
-      o.epochs = 4;
+      o.epochs = 3;
       const std::vector<double> whole = StepLosses(o);
       o.checkpoint_dir = dir_.File(std::string("ck-") + store + (full_graph ? "-full" : ""));
       o.epochs = 2;
       std::vector<double> parts = StepLosses(o);
-      o.epochs = 4;
+      o.epochs = 3;
       o.resume = true;
       const std::vector<double> rest = StepLosses(o);
       parts.insert(parts.end(), rest.begin(), rest.end());
@@ -142,6 +144,44 @@ TEST_F(LearnedFeaturesTest, EvalAndExportReadTheCheckpointsRows) {
   EXPECT_EQ(rows.dtype(), DType::kF32);
 }
 
+// file+learned:DIM: the dataset's 8 features with 4 learned values beside
+// them (the model reads 12), the file's rows through the feature store and
+// cache, the learned ones from their table.
+TEST_F(LearnedFeaturesTest, FileAndLearnedFeaturesSideBySide) {
+  for (bool full_graph : {false, true}) {
+    TrainOptions o = Options("gat", full_graph);
+    o.node_features = "file+learned:4";
+    o.feature_store = "memory";
+    o.checkpoint_dir = dir_.File(full_graph ? "ck-full" : "ck");
+    TrainSummary memory;
+    const std::vector<double> reference = StepLosses(o, &memory);
+    ASSERT_FALSE(reference.empty());
+    const nlohmann::json saved =
+        nlohmann::json::parse(testing::ReadFile(o.checkpoint_dir + "/checkpoint.json"));
+    EXPECT_EQ(saved["model"]["in_features"], 12);
+    if (!full_graph) {
+      TrainOptions d = o;
+      d.checkpoint_dir.clear();
+      d.feature_store = "disk";
+      d.cache_size = 5 * 32;  // five feature rows; the table then has no cache
+      d.table_dir = dir_.File("table");
+      EXPECT_EQ(StepLosses(d), reference);
+    }
+    InferenceOptions io;
+    io.dataset = o.dataset;
+    io.checkpoint_dir = o.checkpoint_dir;
+    io.threads = 1;
+    io.eval_batch_size = o.eval_batch_size;
+    EvaluationResult e;
+    ASSERT_OK(Evaluate(io, &e));
+    EXPECT_EQ(e.test_acc, memory.test_acc);
+    ASSERT_OK(Export(io, dir_.File(full_graph ? "out-full" : "out")));
+    ASSERT_OK_AND_ASSIGN(Tensor rows, storage::LoadNpy(dir_.File(full_graph ? "out-full" : "out") +
+                                                       "/learned_features.npy"));
+    EXPECT_EQ(rows.shape(), (Shape{240, 4}));
+  }
+}
+
 TEST_F(LearnedFeaturesTest, BadChoicesAreRefused) {
   TrainOptions o = Options("gcn", false);
   o.node_features = "learned:0";
@@ -156,6 +196,10 @@ TEST_F(LearnedFeaturesTest, BadChoicesAreRefused) {
   EXPECT_NE(o.Validate().message().find("sparse_lr"), std::string::npos);
   o.sparse_lr = 0.1f;
   EXPECT_OK(o.Validate());
+  o.node_features = "file+learned:4";
+  EXPECT_OK(o.Validate());
+  o.node_features = "file+learned:";
+  EXPECT_NE(o.Validate().message().find("file+learned:DIM"), std::string::npos) << o.Validate().message();
 }
 
 }  // namespace

@@ -66,8 +66,9 @@ Status Load(const InferenceOptions& o, Loaded* out) {
   out->full_graph = out->state.options.value("full_graph", false);
   if (out->input.is_learned()) {
     // The checkpoint's rows: the embeddings are the input rows.
+    FS_ASSIGN_OR_RETURN(const int64_t dim, internal::ParseLearnedDim(c.node_features));
     FS_ASSIGN_OR_RETURN(out->learned_rows, LearnedEmbeddings(internal::LearnedRowsPath(o.checkpoint_dir, sub),
-                                                             d.num_nodes(), out->input.width));
+                                                             d.num_nodes(), dim));
   }
   return Status::OK();
 }
@@ -79,6 +80,10 @@ Status Infer(const ExecContext& ctx, const InferenceOptions& o, Loaded& l,
   // Table inputs (sparse features, one-hot) become the model's first-layer
   // rows here, once: [N, hidden] in RAM.
   Tensor features = l.input.is_learned() ? l.learned_rows : l.input.dense;
+  if (l.input.is_learned() && l.input.dense.defined()) {  // file+learned: the file's rows first
+    FS_ASSIGN_OR_RETURN(Tensor file_rows, internal::FeaturesAsF32(ctx, l.input.dense));
+    features = internal::ConcatColumns(file_rows, l.learned_rows);
+  }
   if (l.input.table) {
     FS_ASSIGN_OR_RETURN(features, internal::AllInputRows(ctx, *l.model, l.input));
   }

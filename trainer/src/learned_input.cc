@@ -18,22 +18,40 @@ namespace foresight::trainer::internal {
 namespace {
 
 constexpr char kPrefix[] = "learned:";
+constexpr char kFilePrefix[] = "file+";
 constexpr int64_t kChunkRows = 65536;  // rows a checkpoint or export moves at once
 
 }  // namespace
 
-bool IsLearned(const std::string& node_features) { return node_features.rfind(kPrefix, 0) == 0; }
+bool WithFileFeatures(const std::string& node_features) { return node_features.rfind(kFilePrefix, 0) == 0; }
+
+bool IsLearned(const std::string& node_features) {
+  const size_t skip = WithFileFeatures(node_features) ? sizeof(kFilePrefix) - 1 : 0;
+  return node_features.compare(skip, sizeof(kPrefix) - 1, kPrefix) == 0;
+}
 
 StatusOr<int64_t> ParseLearnedDim(const std::string& node_features) {
-  const std::string digits = node_features.substr(sizeof(kPrefix) - 1);
+  const size_t skip = (WithFileFeatures(node_features) ? sizeof(kFilePrefix) - 1 : 0) + sizeof(kPrefix) - 1;
+  const std::string digits = node_features.size() > skip ? node_features.substr(skip) : std::string();
   char* end = nullptr;
   const long long dim = digits.empty() ? 0 : std::strtoll(digits.c_str(), &end, 10);
   if (!IsLearned(node_features) || digits.empty() || end != digits.c_str() + digits.size() || dim < 1 ||
       dim > (int64_t{1} << 20)) {
     return InvalidArgument("node_features: '" + node_features +
-                           "' is not learned:DIM with DIM a positive width (e.g. learned:64)");
+                           "' is not learned:DIM or file+learned:DIM with DIM a positive width (e.g. learned:64)");
   }
   return static_cast<int64_t>(dim);
+}
+
+Tensor ConcatColumns(const Tensor& a, const Tensor& b) {
+  const int64_t n = a.size(0), fa = a.size(1), fb = b.size(1);
+  Tensor out = Tensor::Empty({n, fa + fb}, DType::kF32);
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(o + i * (fa + fb), a.data<float>() + i * fa, static_cast<size_t>(fa) * sizeof(float));
+    std::memcpy(o + i * (fa + fb) + fa, b.data<float>() + i * fb, static_cast<size_t>(fb) * sizeof(float));
+  }
+  return out;
 }
 
 StatusOr<std::unique_ptr<LearnedNodeTable>> LearnedNodeTable::Open(const LearnedTableOptions& options) {
@@ -102,7 +120,7 @@ void LearnedNodeTable::WaitReady() {
   ready_.wait(lock, [&] { return closed_ || enqueued_ - taken_ > lookahead_; });
 }
 
-StatusOr<autograd::Var> LearnedNodeTable::Forward(autograd::Tape& tape, int64_t step) {
+StatusOr<autograd::Var> LearnedNodeTable::Forward(autograd::Tape& tape, int64_t step, const Tensor& left) {
   Tensor out;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -113,6 +131,14 @@ StatusOr<autograd::Var> LearnedNodeTable::Forward(autograd::Tape& tape, int64_t 
     sizes_.pop_front();
     FS_RETURN_IF_ERROR(collection_->Forward(tape.ctx(), Tensor(), &out));
   }
+  const int64_t width = left.defined() ? left.size(1) : 0;
+  if (left.defined()) {
+    if (left.dtype() != DType::kF32 || left.dim() != 2 || !left.is_contiguous() || left.size(0) != out.size(0)) {
+      return Internal("learned node features: the file features beside them are " + left.ToString() + ", not " +
+                      std::to_string(out.size(0)) + " contiguous f32 rows");
+    }
+    out = ConcatColumns(left, out);
+  }
   if (!tape.recording()) return autograd::Var(out);
   // The rows stand behind a leaf that receives no dense gradient: the
   // backward node updates them in place, under the lock (the sample stage
@@ -120,9 +146,13 @@ StatusOr<autograd::Var> LearnedNodeTable::Forward(autograd::Tape& tape, int64_t 
   autograd::Var rows(Tensor::Zeros({1}, DType::kF32), /*requires_grad=*/true);
   kernels::SparseOptimizerConfig config = options_.optimizer;
   config.step = step;
-  return tape.RecordGrad({rows}, out, [this, config](const ExecContext& ctx, const Tensor& grad_out) {
+  return tape.RecordGrad({rows}, out, [this, config, width](const ExecContext& ctx, const Tensor& grad_out) {
+    Tensor grad = grad_out;
+    if (width > 0) {  // the rows' columns only: the file features take no gradient
+      FS_ASSIGN_OR_RETURN(grad, grad_out.Slice(1, width, grad_out.size(1)).Contiguous());
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    return collection_->BackwardUpdate(ctx, config, grad_out);
+    return collection_->BackwardUpdate(ctx, config, grad);
   });
 }
 
@@ -215,7 +245,8 @@ StatusOr<std::shared_ptr<LearnedNodeTable>> OpenLearnedTable(const TrainOptions&
   t.store = o.feature_store;
   t.io_depth = o.io_depth;
   FS_ASSIGN_OR_RETURN(t.cache_policy, cache::ParsePolicy(o.cache_policy));
-  t.cache_bytes = std::max<int64_t>(0, o.cache_size);
+  // file+learned: the cache options size the file features' cache.
+  t.cache_bytes = WithFileFeatures(o.node_features) ? 0 : std::max<int64_t>(0, o.cache_size);
   t.lookahead = lookahead;
   if (t.store != "memory") {
     if (o.table_dir.empty()) {

@@ -36,9 +36,15 @@
 
 namespace foresight::trainer::internal {
 
-// "learned:DIM" -> DIM; InvalidArgument naming the option otherwise.
+// "learned:DIM" or "file+learned:DIM" (the dataset's dense features with
+// the learned rows beside them) -> DIM; InvalidArgument naming the option
+// otherwise.
 StatusOr<int64_t> ParseLearnedDim(const std::string& node_features);
 bool IsLearned(const std::string& node_features);
+// "file+learned:DIM".
+bool WithFileFeatures(const std::string& node_features);
+// [a | b]: f32 [n, fa + fb] from contiguous f32 [n, fa] and [n, fb].
+Tensor ConcatColumns(const Tensor& a, const Tensor& b);
 
 struct LearnedTableOptions {
   int64_t rows = 0;  // nodes
@@ -77,10 +83,11 @@ class LearnedNodeTable {
   // Call it before taking the CPU budget's compute turn: the sample stage
   // that fills the window needs that turn with one thread.
   void WaitReady();
-  // The oldest enqueued batch's rows, f32 [n, dim], on `tape`: when it
-  // records, its Backward applies the fused update as step `step` (1-based;
-  // Adam's bias correction); else the rows are read only.
-  StatusOr<autograd::Var> Forward(autograd::Tape& tape, int64_t step);
+  // The oldest enqueued batch's rows, f32 [n, dim], on `tape` (with `left`,
+  // f32 [n, F]: [left | rows], left taking no gradient): when it records,
+  // its Backward applies the fused update as step `step` (1-based; Adam's
+  // bias correction); else the rows are read only.
+  StatusOr<autograd::Var> Forward(autograd::Tape& tape, int64_t step, const Tensor& left = Tensor());
 
   // Every node's row, f32 [N, dim] (evaluation, export).
   StatusOr<Tensor> AllEmbeddings();

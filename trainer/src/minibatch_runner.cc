@@ -129,7 +129,9 @@ class MiniBatchRunner : public EpochRunner {
           FS_ASSIGN_OR_RETURN(x, InputRows(tape, *state_.model, *state_.input, batch->sampled.input_nodes));
         } else if (state_.input->learned != nullptr) {
           // The rows of the batch's input nodes, enqueued by the sample stage.
-          FS_ASSIGN_OR_RETURN(x, state_.input->learned->Forward(tape, state_.optimizer->step_count() + 1));
+          // file+learned: the file's rows (the pipeline's x) beside them.
+          const Tensor file_rows = state_.input->dense.defined() ? batch->x : Tensor();
+          FS_ASSIGN_OR_RETURN(x, state_.input->learned->Forward(tape, state_.optimizer->step_count() + 1, file_rows));
           if (x.shape()[0] != batch->sampled.input_nodes.numel()) {
             return Internal("learned node features: " + std::to_string(x.shape()[0]) + " rows for a batch of " +
                             std::to_string(batch->sampled.input_nodes.numel()) + " input nodes");
@@ -200,6 +202,10 @@ class MiniBatchRunner : public EpochRunner {
       Tensor all;
       if (state_.input->learned != nullptr) {
         FS_ASSIGN_OR_RETURN(all, state_.input->learned->AllEmbeddings());
+        if (state_.input->dense.defined()) {
+          FS_ASSIGN_OR_RETURN(Tensor file_rows, FeaturesAsF32(state_.ctx, state_.input->dense));
+          all = ConcatColumns(file_rows, all);
+        }
       } else {
         FS_ASSIGN_OR_RETURN(all, AllInputRows(state_.ctx, *state_.model, *state_.input));
       }
@@ -228,7 +234,8 @@ class MiniBatchRunner : public EpochRunner {
   // the input node ids. The store and cache options apply to stores only.
   Status OpenInputStore(const TrainOptions& o, const storage::Dataset& d) {
     const NodeInput& in = *state_.input;
-    if (in.learned != nullptr) return Status::OK();  // the table has the store and cache (learned_input.h)
+    // learned:DIM alone: the table has the store and cache (learned_input.h).
+    if (in.learned != nullptr && !in.dense.defined()) return Status::OK();
     if (in.table) {
       const char* store_option = nullptr;
       if (o.feature_store == "disk") store_option = "feature_store disk";

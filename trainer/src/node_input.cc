@@ -19,6 +19,18 @@ StatusOr<NodeInput> OpenNodeInput(const std::string& node_features, const storag
     in.width = kDegreeFeatureDim;
   } else if (IsLearned(node_features)) {
     FS_ASSIGN_OR_RETURN(in.width, ParseLearnedDim(node_features));
+    if (WithFileFeatures(node_features)) {
+      // The dataset's dense rows, the learned ones beside them.
+      if (d.sparse_features() || d.feature_dim() < 1) {
+        return FailedPrecondition(d.dir() + ": --node-features " + node_features + " puts learned rows beside the "
+                                  "dataset's dense features, and " +
+                                  (d.sparse_features() ? std::string("its features are sparse")
+                                                       : std::string("it has no features")) +
+                                  "; use --node-features learned:DIM alone");
+      }
+      in.dense = d.features();
+      in.width += d.feature_dim();
+    }
   } else if (node_features == "one-hot") {
     in.table = true;
     in.width = d.num_nodes();

@@ -28,7 +28,8 @@ struct NodeInput {
   bool table = false;     // rows go through the model's input table (ModelConfig::input_table)
   int64_t width = 0;      // ModelConfig::in_features
   // !table: the rows, [N, width] f32 or f16 on the host (the dataset's
-  // mmap'd features, or computed degree features).
+  // mmap'd features, or computed degree features); file+learned:DIM: the
+  // file's rows alone, [N, width - DIM]; learned:DIM: undefined.
   Tensor dense;
   // table with sparse features: the dataset's CSR rows (i64 [N+1], i32
   // [nnz], f32 [nnz]). Undefined for one-hot (row v is e_v).

@@ -25,7 +25,10 @@ struct TrainOptions {
   //               input table (never a dense N x N matrix);
   //   "learned:DIM" a learned embedding of DIM values per node (an
   //               embed/ table on the feature store below, updated by the
-  //               sparse optimizer), read as the model's input rows.
+  //               sparse optimizer), read as the model's input rows;
+  //   "file+learned:DIM" the dataset's dense features with DIM learned
+  //               values beside them (the store and cache options then
+  //               apply to the file's rows; the table has no cache).
   // A dataset without features needs degree, one-hot or learned:DIM.
   // Default: file
   std::string node_features = "file";
