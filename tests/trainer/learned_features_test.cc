@@ -73,6 +73,13 @@ TEST_F(LearnedFeaturesTest, DiskBehindATinyCacheGivesTheLossesOfMemory) {
       EXPECT_EQ(StepLosses(o, &s), reference) << v.store << " " << v.cache_rows << " " << v.policy << " full "
                                                 << full_graph;
       EXPECT_EQ(s.test_acc, expected.test_acc);
+      // Mini-batch epochs count the table's I/O: every row looked up is a
+      // hit or a miss of its cache, and disk rows are read from the file.
+      if (full_graph) continue;
+      const EpochMetrics& m = s.history[0];
+      EXPECT_GT(m.rows_requested, 0);
+      if (v.cache_rows > 0) EXPECT_EQ(m.cache_hits + m.cache_misses, m.rows_requested);
+      if (std::string(v.store) == "disk") EXPECT_GT(m.bytes_read, 0);
     }
   }
 }

@@ -128,6 +128,7 @@ StatusOr<autograd::Var> LearnedNodeTable::Forward(autograd::Tape& tape, int64_t 
     if (enqueued_ == taken_) return FailedPrecondition("learned node features: no batch enqueued");
     ++taken_;
     out = Tensor::Empty({sizes_.front(), options_.dim}, DType::kF32);
+    rows_requested_ += sizes_.front();
     sizes_.pop_front();
     FS_RETURN_IF_ERROR(collection_->Forward(tape.ctx(), Tensor(), &out));
   }
@@ -154,6 +155,22 @@ StatusOr<autograd::Var> LearnedNodeTable::Forward(autograd::Tape& tape, int64_t 
     std::lock_guard<std::mutex> lock(mu_);
     return collection_->BackwardUpdate(ctx, config, grad);
   });
+}
+
+LearnedNodeTable::Io LearnedNodeTable::io() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Io out;
+  out.rows_requested = rows_requested_;
+  const embed::EmbeddingTable* table = collection_->table();
+  if (table->planner() != nullptr) {
+    const cache::CacheCounters c = table->planner()->counters();
+    out.hits = c.hits;
+    out.misses = c.misses;
+  }
+  const storage::RowStoreStats st = table->store()->stats();
+  out.bytes_read = st.bytes_read;
+  out.bytes_written = st.bytes_written;
+  return out;
 }
 
 Status LearnedNodeTable::ReadRowsLocked(int64_t begin, int64_t end, void* out) {

@@ -89,6 +89,14 @@ class LearnedNodeTable {
   // bias correction); else the rows are read only.
   StatusOr<autograd::Var> Forward(autograd::Tape& tape, int64_t step, const Tensor& left = Tensor());
 
+  // Cumulative I/O of training's batches: ids looked up, cache hits and
+  // misses (zero without a cache), store bytes read and written.
+  struct Io {
+    int64_t rows_requested = 0, hits = 0, misses = 0, bytes_read = 0, bytes_written = 0;
+  };
+  Io io();
+  int64_t cache_bytes() const { return options_.cache_bytes; }
+
   // Every node's row, f32 [N, dim] (evaluation, export).
   StatusOr<Tensor> AllEmbeddings();
   // Writes every row with its optimizer state ([N, row_width] f32) to a
@@ -112,6 +120,7 @@ class LearnedNodeTable {
   std::deque<int64_t> sizes_;  // ids of each enqueued batch not yet taken
   int64_t enqueued_ = 0;  // batches enqueued
   int64_t taken_ = 0;     // batches given to Forward
+  int64_t rows_requested_ = 0;  // ids of the batches given to Forward
   bool closed_ = false;
 };
 

@@ -101,6 +101,8 @@ class MiniBatchRunner : public EpochRunner {
     if (pipeline_ == nullptr || next_seq_ != first) FS_RETURN_IF_ERROR(StartPipeline(first));
     double loss_sum = 0;
     int64_t correct = 0, counted = 0;
+    LearnedNodeTable* learned = state_.input->learned.get();
+    const LearnedNodeTable::Io learned_before = learned != nullptr ? learned->io() : LearnedNodeTable::Io();
     for (int64_t b = 0; b < nb; ++b) {
       BatchPtr batch;
       double waited = 0;
@@ -165,6 +167,16 @@ class MiniBatchRunner : public EpochRunner {
     m->rows_requested = account.io.rows_requested;
     m->bytes_read = account.io.bytes_read;
     m->bytes_written = account.io.bytes_written;
+    if (learned != nullptr && !state_.input->dense.defined()) {
+      // learned:DIM alone: the table's rows are the features read, through its cache.
+      const LearnedNodeTable::Io now = learned->io();
+      m->cache_bytes = learned->cache_bytes();
+      m->cache_hits = now.hits - learned_before.hits;
+      m->cache_misses = now.misses - learned_before.misses;
+      m->rows_requested = now.rows_requested - learned_before.rows_requested;
+      m->bytes_read = now.bytes_read - learned_before.bytes_read;
+      m->bytes_written = now.bytes_written - learned_before.bytes_written;
+    }
     m->stages = StagesOf(account);
     m->bottleneck = Bottleneck(m->stages);
     // The phases of the old serial loop, from the stages that now overlap.
