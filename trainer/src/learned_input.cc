@@ -173,6 +173,24 @@ LearnedNodeTable::Io LearnedNodeTable::io() {
   return out;
 }
 
+Status LearnedNodeTable::PrepareReads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return collection_->Flush();
+}
+
+Status LearnedNodeTable::ReadEmbeddings(const std::vector<storage::RowRequest>& reqs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t rb = layout().row_bytes();
+  scratch_.resize(reqs.size() * static_cast<size_t>(rb));
+  std::vector<storage::RowRequest> whole(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) whole[i] = {reqs[i].key, scratch_.data() + i * rb};
+  FS_RETURN_IF_ERROR(collection_->table()->store()->Read(whole));
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    std::memcpy(reqs[i].data, scratch_.data() + i * rb, static_cast<size_t>(options_.dim) * sizeof(float));
+  }
+  return Status::OK();
+}
+
 Status LearnedNodeTable::ReadRowsLocked(int64_t begin, int64_t end, void* out) {
   std::vector<int64_t> keys(static_cast<size_t>(end - begin));
   for (int64_t k = begin; k < end; ++k) keys[k - begin] = k;

@@ -97,6 +97,13 @@ class LearnedNodeTable {
   Io io();
   int64_t cache_bytes() const { return options_.cache_bytes; }
 
+  // Reads for evaluation: PrepareReads writes every dirty row back (and
+  // releases a forward-only batch); then, until the next training step,
+  // ReadEmbeddings fills each request's buffer with its key's DIM floats
+  // straight from the store.
+  Status PrepareReads();
+  Status ReadEmbeddings(const std::vector<storage::RowRequest>& reqs);
+
   // Every node's row, f32 [N, dim] (evaluation, export).
   StatusOr<Tensor> AllEmbeddings();
   // Writes every row with its optimizer state ([N, row_width] f32) to a
@@ -107,6 +114,7 @@ class LearnedNodeTable {
 
  private:
   explicit LearnedNodeTable(const LearnedTableOptions& options) : options_(options) {}
+  std::vector<uint8_t> scratch_;  // ReadEmbeddings' whole rows
   // Reads rows [begin, end) with their state into `out` (lock held).
   Status ReadRowsLocked(int64_t begin, int64_t end, void* out);
   template <typename Fn>

@@ -21,6 +21,7 @@
 #include "foresight/sampler/seed_order.h"
 #include "foresight/trainer/feature_trace.h"
 #include "layerwise_inference.h"
+#include "learned_rows_store.h"
 #include "pipeline/feature_pipeline.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline_setup.h"
@@ -210,7 +211,10 @@ class MiniBatchRunner : public EpochRunner {
     LayerwiseOutputs outputs;
     // Table inputs: this evaluation's bags of every node, as rows in memory.
     std::unique_ptr<storage::RowStore> table_rows;
-    if (state_.input->table || state_.input->learned != nullptr) {
+    if (state_.input->learned != nullptr && !state_.input->dense.defined()) {
+      // learned:DIM alone: read from the table chunk by chunk, never all rows at once.
+      FS_ASSIGN_OR_RETURN(table_rows, LearnedRowsStore::Open(state_.input->learned.get()));
+    } else if (state_.input->table || state_.input->learned != nullptr) {
       Tensor all;
       if (state_.input->learned != nullptr) {
         FS_ASSIGN_OR_RETURN(all, state_.input->learned->AllEmbeddings());
