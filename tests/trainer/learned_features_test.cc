@@ -34,6 +34,26 @@ class LearnedFeaturesTest : public testing::SyntheticDatasetTest<> {
     return o;
   }
 
+  // eval of o's checkpoint repeats training's accuracies (the best epoch's
+  // rows, as training evaluated them), and export writes the learned rows
+  // into `out` as f32 [240, dim].
+  void ExpectEvalAndExportOf(const TrainOptions& o, const TrainSummary& trained, const std::string& out,
+                             int64_t dim) {
+    InferenceOptions io;
+    io.dataset = o.dataset;
+    io.checkpoint_dir = o.checkpoint_dir;
+    io.threads = 1;
+    io.eval_batch_size = o.eval_batch_size;
+    EvaluationResult e;
+    ASSERT_OK(Evaluate(io, &e));
+    EXPECT_EQ(e.test_acc, trained.test_acc) << o.model << " " << o.node_features;
+    EXPECT_EQ(e.val_acc, trained.best_val_acc) << o.model << " " << o.node_features;
+    ASSERT_OK(Export(io, out));
+    ASSERT_OK_AND_ASSIGN(Tensor rows, storage::LoadNpy(out + "/learned_features.npy"));
+    EXPECT_EQ(rows.shape(), (Shape{240, dim}));
+    EXPECT_EQ(rows.dtype(), DType::kF32);
+  }
+
   // Every step's loss, then the final accuracies.
   std::vector<double> StepLosses(const TrainOptions& o, TrainSummary* summary = nullptr) {
     std::vector<double> losses;
@@ -144,20 +164,7 @@ TEST_F(LearnedFeaturesTest, EvalAndExportReadTheCheckpointsRows) {
     o.eval_batch_size = 16;
     TrainSummary s;
     StepLosses(o, &s);
-    InferenceOptions io;
-    io.dataset = o.dataset;
-    io.checkpoint_dir = o.checkpoint_dir;
-    io.threads = 1;
-    io.eval_batch_size = o.eval_batch_size;
-    EvaluationResult e;
-    ASSERT_OK(Evaluate(io, &e));
-    EXPECT_EQ(e.test_acc, s.test_acc) << model;  // the best epoch's rows, as training evaluated them
-    EXPECT_EQ(e.val_acc, s.best_val_acc) << model;
-    const std::string out = dir_.File(std::string("out-") + model);
-    ASSERT_OK(Export(io, out));
-    ASSERT_OK_AND_ASSIGN(Tensor rows, storage::LoadNpy(out + "/learned_features.npy"));
-    EXPECT_EQ(rows.shape(), (Shape{240, 8}));
-    EXPECT_EQ(rows.dtype(), DType::kF32);
+    ExpectEvalAndExportOf(o, s, dir_.File(std::string("out-") + model), 8);
   }
 }
 
@@ -184,18 +191,7 @@ TEST_F(LearnedFeaturesTest, FileAndLearnedFeaturesSideBySide) {
       d.table_dir = dir_.File("table");
       EXPECT_EQ(StepLosses(d), reference);
     }
-    InferenceOptions io;
-    io.dataset = o.dataset;
-    io.checkpoint_dir = o.checkpoint_dir;
-    io.threads = 1;
-    io.eval_batch_size = o.eval_batch_size;
-    EvaluationResult e;
-    ASSERT_OK(Evaluate(io, &e));
-    EXPECT_EQ(e.test_acc, memory.test_acc);
-    ASSERT_OK(Export(io, dir_.File(full_graph ? "out-full" : "out")));
-    ASSERT_OK_AND_ASSIGN(Tensor rows, storage::LoadNpy(dir_.File(full_graph ? "out-full" : "out") +
-                                                       "/learned_features.npy"));
-    EXPECT_EQ(rows.shape(), (Shape{240, 4}));
+    ExpectEvalAndExportOf(o, memory, dir_.File(full_graph ? "out-full" : "out"), 4);
   }
 }
 
