@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../check.h"
+#include "../embedding_bag_args.h"
 #include "cuda_ops.h"
 
 namespace foresight::kernels::cuda {
@@ -40,18 +41,7 @@ struct DeviceErrors {
   long long bad_id;      // id position out of its table's range
 };
 
-struct BagArgs {
-  int64_t batch, tables, dim, row_width, rows, num_ids;
-  const int64_t* offsets;
-  const int64_t* table_offsets;  // device; null: ids are rows of weights
-  const float* psw;
-  bool mean;
-
-  __device__ int64_t base(int64_t t) const { return table_offsets != nullptr ? table_offsets[t] : 0; }
-  __device__ int64_t limit(int64_t t) const {
-    return table_offsets != nullptr ? table_offsets[t + 1] - table_offsets[t] : rows;
-  }
-};
+using BagArgs = internal::EmbeddingBagArgs;
 
 __device__ inline float LoadW(const float* p) { return *p; }
 __device__ inline float LoadW(const Half* p) { return HalfToFloat(p->bits); }
@@ -234,17 +224,8 @@ Status ReportErrors(const char* op, const DeviceErrors* d_err, const Tensor& ids
 StatusOr<BagArgs> MakeArgs(const char* op, const EmbeddingRowLayout& layout, const Tensor& weights,
                            const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets, const Tensor& psw,
                            Pooling pooling, const Tensor& pooled) {
-  BagArgs a;
-  a.batch = pooled.size(0);
-  a.dim = layout.dim;
-  a.tables = pooled.size(1) / layout.dim;
-  a.row_width = layout.row_width();
-  a.rows = weights.size(0);
-  a.num_ids = ids.size(0);
-  a.offsets = offsets.data<int64_t>();
-  a.table_offsets = table_offsets.defined() ? table_offsets.data<int64_t>() : nullptr;
-  a.psw = psw.defined() ? psw.data<float>() : nullptr;
-  a.mean = pooling == Pooling::kMean;
+  const BagArgs a = internal::UnpackEmbeddingBagArgs(layout, weights, table_offsets, ids, offsets, psw, pooling,
+                                                     pooled);
   FS_RETURN_IF_ERROR(cudaSetDevice(weights.device().index) == cudaSuccess
                          ? Status::OK()
                          : Internal(std::string(op) + ": cudaSetDevice failed"));
