@@ -58,7 +58,8 @@ class FullGraphRunner : public EpochRunner {
       // Every node's row, one batch of the table per step (no window).
       if (!all_ids_.defined()) all_ids_ = IdRange(0, state_.data->dataset->num_nodes());
       FS_RETURN_IF_ERROR(learned->Enqueue(all_ids_));
-      return learned->Forward(tape, state_.optimizer->step_count() + 1, features_);  // file+learned: beside the file's
+      // file+learned: beside the file's rows (features_).
+      return learned->Forward(tape, state_.optimizer->step_count() + 1, features_);
     }
     if (!state_.input->table) return Var(features_);
     return InputRows(tape, *state_.model, *state_.input, Tensor());

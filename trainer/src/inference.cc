@@ -188,7 +188,8 @@ Status Export(const InferenceOptions& options, const std::string& output_dir) {
   const std::vector<std::string>& class_names = l.data.dataset->manifest().class_names;
   if (!class_names.empty()) {
     FS_RETURN_IF_ERROR(
-        internal::WriteFileAtomic(output_dir + "/class_names.json", internal::JsonText(nlohmann::json(class_names), 1) + "\n"));
+        internal::WriteFileAtomic(output_dir + "/class_names.json",
+                                  internal::JsonText(nlohmann::json(class_names), 1) + "\n"));
   }
   if (options.write_logits) FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/logits.npy", outputs.logits[0]));
   if (options.write_probabilities) {

@@ -218,7 +218,9 @@ StatusOr<Tensor> LearnedNodeTable::AllEmbeddings() {
   const int64_t rb = layout().row_bytes();
   const size_t dim_bytes = static_cast<size_t>(options_.dim) * sizeof(float);
   FS_RETURN_IF_ERROR(ForEachChunk([&](int64_t r0, int64_t r1, const uint8_t* rows) -> Status {
-    for (int64_t r = r0; r < r1; ++r) std::memcpy(out.data<float>() + r * options_.dim, rows + (r - r0) * rb, dim_bytes);
+    for (int64_t r = r0; r < r1; ++r) {
+      std::memcpy(out.data<float>() + r * options_.dim, rows + (r - r0) * rb, dim_bytes);
+    }
     return Status::OK();
   }));
   return out;

@@ -35,11 +35,12 @@ ModelConfig ModelConfigFor(const TrainOptions& o, const storage::Dataset& d, con
   return c;
 }
 
-// Restores model, optimizer, learned node features and progress from options.checkpoint_dir after
-// checking that it was written by the same configuration. Sets *resumed to
-// false, and leaves everything as it was, when the directory holds no
-// complete checkpoint (a run killed before its first one finished): a
-// restart script that always passes --resume then starts from epoch 1.
+// Restores model, optimizer, learned node features and progress from
+// options.checkpoint_dir after checking that it was written by the same
+// configuration. Sets *resumed to false, and leaves everything as it was,
+// when the directory holds no complete checkpoint (a run killed before its
+// first one finished): a restart script that always passes --resume then
+// starts from epoch 1.
 Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* model,
               autograd::Optimizer* optimizer, internal::LearnedNodeTable* learned, CheckpointState* state,
               bool* resumed) {
@@ -54,7 +55,8 @@ Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* mod
   if (state->options_hash != fresh.options_hash) {
     return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir +
                               " was written with different training options (" +
-                              internal::JsonText(state->options) + ") than this run's (" + internal::JsonText(fresh.options) +
+                              internal::JsonText(state->options) + ") than this run's (" +
+                              internal::JsonText(fresh.options) +
                               "); only epochs, patience, threads, paths and eval_batch_size may change");
   }
   if (state->num_nodes != fresh.num_nodes ||

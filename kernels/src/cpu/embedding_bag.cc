@@ -113,7 +113,9 @@ StatusOr<Bags> ReadBags(const char* op, const EmbeddingRowLayout& layout, const 
                         const Tensor& psw, Pooling pooling, const Tensor& pooled) {
   const Bags g = internal::UnpackEmbeddingBagArgs(layout, weights, table_offsets, ids, offsets, psw, pooling, pooled);
   FS_RETURN_IF_ERROR(CheckBagOffsets(op, g.offsets, g.num_bags(), g.num_ids));
-  if (g.table_offsets != nullptr) FS_RETURN_IF_ERROR(internal::CheckTableOffsetValues(op, g.table_offsets, g.tables, g.rows));
+  if (g.table_offsets != nullptr) {
+    FS_RETURN_IF_ERROR(internal::CheckTableOffsetValues(op, g.table_offsets, g.tables, g.rows));
+  }
   return g;
 }
 
