@@ -203,6 +203,28 @@ TEST_F(MusaeCliTest, GitHubDegreeAndOneHotBeatTheMajority) {
   }
 }
 
+// Out of core on the featureless graph: partitioned (its [N, 0] feature
+// array renumbered with its node count), trained in partition order with
+// the learned rows on disk behind a cache of 32 rows; the same losses as a
+// memory table.
+TEST_F(MusaeCliTest, GitHubLearnedFeaturesOnDiskInPartitionOrder) {
+  MusaeFixture f;
+  const std::string ds = Preprocess(MusaeStyle::kGitHub, &f);
+  const testing::CliResult p = RunForesight("partition " + Quote(ds) + " --parts 4 --quiet");
+  ASSERT_EQ(p.code, 0) << p.err;
+  const std::string base = "train " + Quote(ds) + " --node-features learned:16 --order partition --epochs 3 "
+                           "--batch-size 64 --threads 2 --quiet";
+  const std::string memory = tmp_.File("memory.jsonl"), disk = tmp_.File("disk.jsonl");
+  testing::CliResult r = RunForesight(base + " --feature-store memory --metrics " + Quote(memory));
+  ASSERT_EQ(r.code, 0) << r.err;
+  // 32 rows of 16 floats and one of Adagrad state.
+  r = RunForesight(base + " --feature-store disk --cache-size " + std::to_string(32 * 68) + " --table-dir " +
+                   Quote(tmp_.File("table")) + " --metrics " + Quote(disk));
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(Losses(memory).size(), 3u);
+  EXPECT_EQ(Losses(memory), Losses(disk));
+}
+
 TEST_F(MusaeCliTest, TableInputsRefuseStoreOptions) {
   MusaeFixture f;
   const std::string ds = Preprocess(MusaeStyle::kGitHub, &f);
