@@ -65,8 +65,8 @@ class CliFormatter : public CLI::Formatter {
 // runs on a GPU yet, whatever the build compiled.
 std::string WhereItRuns() {
   return std::string("Runs on the CPU: no command runs on a GPU yet. ") +
-         (CudaCompiledIn() ? "This build compiled the CUDA runtime seam (device memory and copies) and the "
-                             "embedding-bag kernels, which no command uses yet."
+         (CudaCompiledIn() ? "This build compiled the CUDA runtime seam (device memory, streams and copies) and "
+                             "a CUDA kernel for every op, which no command uses yet."
                            : "This build has no CUDA support compiled in.");
 }
 

@@ -6,6 +6,7 @@
 #include "command.h"
 #include "foresight/core/logging.h"
 #include "foresight/core/progress.h"
+#include "foresight/trainer/train_device.h"
 #include "foresight/trainer/trainer.h"
 #include "train_settings.h"
 
@@ -75,7 +76,8 @@ class TrainCommand : public Command {
     if (options_.dataset.empty()) {
       return InvalidArgument("DATASET is required (as the first argument or `dataset` in --config)");
     }
-    return WithFlagNames(options_.Validate());
+    FS_RETURN_IF_ERROR(WithFlagNames(options_.Validate()));
+    return WithFlagNames(trainer::CheckTrainDevice(options_));
   }
 
   Status Run() override {

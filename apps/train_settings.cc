@@ -267,6 +267,10 @@ const std::vector<TrainKey>& TrainKeys() {
        &O::patience, nullptr, false},
       {"seed", "Random seed", &O::seed, nullptr, false},
       {"threads", "CPU threads, at least 1 (default: every online CPU)", &O::threads, nullptr, false},
+      {"device",
+       "Where training runs: cpu, or cuda[:N] (refused with the reason where no usable GPU is visible; "
+       "never falls back to the CPU)",
+       &O::device, nullptr, false},
       {"metrics", "JSON-lines metrics file (one line per epoch and a final line)",
        &O::metrics_file, nullptr, false},
       {"checkpoint", "Checkpoint directory, written after every epoch", &O::checkpoint_dir,

@@ -21,11 +21,11 @@ if(NOT FORESIGHT_CUDA STREQUAL "OFF")
     message(FATAL_ERROR "FORESIGHT_CUDA=ON but no CUDA compiler (nvcc) was found")
   endif()
 endif()
-# Say what the switch means today: the runtime seam (device memory, copies,
-# pinned host memory through cudart) and the embedding-bag kernels compile,
-# but no command runs on a GPU yet, so training runs on the CPU either way.
+# Say what the switch means today: the runtime seam (device memory, streams,
+# copies, pinned host memory through cudart) and every op's CUDA kernel
+# compile, but no command runs on a GPU yet, so training runs on the CPU.
 if(FORESIGHT_HAVE_CUDA)
-  message(STATUS "foresight: CUDA runtime seam and embedding-bag kernels compiled (nvcc found); no command "
+  message(STATUS "foresight: CUDA runtime seam and every op's CUDA kernel compiled (nvcc found); no command "
                  "runs on a GPU yet, so training runs on the CPU")
 else()
   message(STATUS "foresight: CUDA runtime seam not compiled; every op runs on the CPU")

@@ -1,5 +1,6 @@
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -8,7 +9,7 @@ Status Activate(const ExecContext& ctx, Activation act, float param, const Tenso
   FS_RETURN_IF_ERROR(internal::CheckOutput(out, x.shape(), DType::kF32, "Activate: out"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {out}, "Activate"));
   if (x.device().is_cpu()) return cpu::Activate(ctx, act, param, x, out);
-  return internal::NoImplementation("Activate", x.device());
+  return cuda::Activate(ctx, act, param, x, out);
 }
 
 Status ActivateBackward(const ExecContext& ctx, Activation act, float param, const Tensor& x,
@@ -18,7 +19,7 @@ Status ActivateBackward(const ExecContext& ctx, Activation act, float param, con
   FS_RETURN_IF_ERROR(internal::CheckOutput(grad_x, x.shape(), DType::kF32, "ActivateBackward: grad_x"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {&grad_out, grad_x}, "ActivateBackward"));
   if (x.device().is_cpu()) return cpu::ActivateBackward(ctx, act, param, x, grad_out, grad_x);
-  return internal::NoImplementation("ActivateBackward", x.device());
+  return cuda::ActivateBackward(ctx, act, param, x, grad_out, grad_x);
 }
 
 }  // namespace foresight::kernels

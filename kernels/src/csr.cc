@@ -2,13 +2,14 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
 Status ValidateCsr(const Csr& csr, const char* what) {
   FS_RETURN_IF_ERROR(internal::CheckCsrShape(csr, what));
   if (csr.device().is_cpu()) return cpu::ValidateCsr(csr, what);
-  return internal::NoImplementation("ValidateCsr", csr.device());
+  return cuda::ValidateCsr(csr, what);
 }
 
 Status TransposeCsr(const ExecContext& ctx, const Csr& csr, Csr* out, Tensor* edge_perm) {
@@ -19,7 +20,7 @@ Status TransposeCsr(const ExecContext& ctx, const Csr& csr, Csr* out, Tensor* ed
                            " destinations, too many for i32 indices");
   }
   if (csr.device().is_cpu()) return cpu::TransposeCsr(ctx, csr, out, edge_perm);
-  return internal::NoImplementation("TransposeCsr", csr.device());
+  return cuda::TransposeCsr(ctx, csr, out, edge_perm);
 }
 
 }  // namespace foresight::kernels

@@ -2,6 +2,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -34,7 +35,7 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
   if (mask != nullptr) FS_RETURN_IF_ERROR(CheckMask("Dropout", *mask, x.numel()));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {out, mask}, "Dropout"));
   if (x.device().is_cpu()) return cpu::Dropout(ctx, p, x, out, mask);
-  return internal::NoImplementation("Dropout", x.device());
+  return cuda::Dropout(ctx, p, x, out, mask);
 }
 
 Status DropoutBackward(const ExecContext& ctx, float p, const Tensor& mask, const Tensor& grad_out,
@@ -46,7 +47,7 @@ Status DropoutBackward(const ExecContext& ctx, float p, const Tensor& mask, cons
       internal::CheckOutput(grad_x, grad_out.shape(), DType::kF32, "DropoutBackward: grad_x"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(grad_out.device(), {&mask, grad_x}, "DropoutBackward"));
   if (grad_out.device().is_cpu()) return cpu::DropoutBackward(ctx, p, mask, grad_out, grad_x);
-  return internal::NoImplementation("DropoutBackward", grad_out.device());
+  return cuda::DropoutBackward(ctx, p, mask, grad_out, grad_x);
 }
 
 }  // namespace foresight::kernels

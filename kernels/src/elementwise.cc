@@ -2,6 +2,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -28,25 +29,25 @@ Status CheckUnary(const char* op, const Tensor& a, const Tensor* out) {
 Status Add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor* out) {
   FS_RETURN_IF_ERROR(CheckBinary("Add", a, b, out));
   if (a.device().is_cpu()) return cpu::Add(ctx, a, b, out);
-  return internal::NoImplementation("Add", a.device());
+  return cuda::Add(ctx, a, b, out);
 }
 
 Status Axpby(const ExecContext& ctx, float alpha, const Tensor& a, float beta, const Tensor& b, Tensor* out) {
   FS_RETURN_IF_ERROR(CheckBinary("Axpby", a, b, out));
   if (a.device().is_cpu()) return cpu::Axpby(ctx, alpha, a, beta, b, out);
-  return internal::NoImplementation("Axpby", a.device());
+  return cuda::Axpby(ctx, alpha, a, beta, b, out);
 }
 
 Status Mul(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor* out) {
   FS_RETURN_IF_ERROR(CheckBinary("Mul", a, b, out));
   if (a.device().is_cpu()) return cpu::Mul(ctx, a, b, out);
-  return internal::NoImplementation("Mul", a.device());
+  return cuda::Mul(ctx, a, b, out);
 }
 
 Status Scale(const ExecContext& ctx, const Tensor& a, float alpha, Tensor* out) {
   FS_RETURN_IF_ERROR(CheckUnary("Scale", a, out));
   if (a.device().is_cpu()) return cpu::Scale(ctx, a, alpha, out);
-  return internal::NoImplementation("Scale", a.device());
+  return cuda::Scale(ctx, a, alpha, out);
 }
 
 Status AddBias(const ExecContext& ctx, const Tensor& x, const Tensor& bias, Tensor* out) {
@@ -56,7 +57,7 @@ Status AddBias(const ExecContext& ctx, const Tensor& x, const Tensor& bias, Tens
   FS_RETURN_IF_ERROR(internal::CheckOutput(out, x.shape(), DType::kF32, "AddBias: out"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {&bias, out}, "AddBias"));
   if (x.device().is_cpu()) return cpu::AddBias(ctx, x, bias, out);
-  return internal::NoImplementation("AddBias", x.device());
+  return cuda::AddBias(ctx, x, bias, out);
 }
 
 Status SumRows(const ExecContext& ctx, const Tensor& grad, Tensor* grad_bias) {
@@ -65,7 +66,7 @@ Status SumRows(const ExecContext& ctx, const Tensor& grad, Tensor* grad_bias) {
   FS_RETURN_IF_ERROR(internal::CheckOutput(grad_bias, {grad.size(1)}, DType::kF32, "SumRows: grad_bias"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(grad.device(), {grad_bias}, "SumRows"));
   if (grad.device().is_cpu()) return cpu::SumRows(ctx, grad, grad_bias);
-  return internal::NoImplementation("SumRows", grad.device());
+  return cuda::SumRows(ctx, grad, grad_bias);
 }
 
 }  // namespace foresight::kernels

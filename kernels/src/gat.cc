@@ -2,6 +2,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -25,7 +26,7 @@ Status GatEdgeScores(const ExecContext& ctx, const Csr& csr, const Tensor& el, c
   FS_RETURN_IF_ERROR(internal::CheckOutput(scores, {csr.num_edges(), h}, DType::kF32, "GatEdgeScores: scores"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(csr.device(), {&el, &er, scores}, "GatEdgeScores"));
   if (csr.device().is_cpu()) return cpu::GatEdgeScores(ctx, csr, el, er, slope, scores);
-  return internal::NoImplementation("GatEdgeScores", csr.device());
+  return cuda::GatEdgeScores(ctx, csr, el, er, slope, scores);
 }
 
 Status GatEdgeScoresBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t,
@@ -48,7 +49,7 @@ Status GatEdgeScoresBackward(const ExecContext& ctx, const Csr& csr, const Csr& 
   if (csr.device().is_cpu()) {
     return cpu::GatEdgeScoresBackward(ctx, csr, csr_t, edge_perm, el, er, slope, grad_scores, grad_el, grad_er);
   }
-  return internal::NoImplementation("GatEdgeScoresBackward", csr.device());
+  return cuda::GatEdgeScoresBackward(ctx, csr, csr_t, edge_perm, el, er, slope, grad_scores, grad_el, grad_er);
 }
 
 Status EdgeSoftmax(const ExecContext& ctx, const Csr& csr, const Tensor& scores, Tensor* out) {
@@ -57,7 +58,7 @@ Status EdgeSoftmax(const ExecContext& ctx, const Csr& csr, const Tensor& scores,
   FS_RETURN_IF_ERROR(internal::CheckOutput(out, scores.shape(), DType::kF32, "EdgeSoftmax: out"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(csr.device(), {&scores, out}, "EdgeSoftmax"));
   if (csr.device().is_cpu()) return cpu::EdgeSoftmax(ctx, csr, scores, out);
-  return internal::NoImplementation("EdgeSoftmax", csr.device());
+  return cuda::EdgeSoftmax(ctx, csr, scores, out);
 }
 
 Status EdgeSoftmaxBackward(const ExecContext& ctx, const Csr& csr, const Tensor& out,
@@ -69,7 +70,7 @@ Status EdgeSoftmaxBackward(const ExecContext& ctx, const Csr& csr, const Tensor&
       internal::CheckOutput(grad_scores, out.shape(), DType::kF32, "EdgeSoftmaxBackward: grad_scores"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(csr.device(), {&out, &grad_out, grad_scores}, "EdgeSoftmaxBackward"));
   if (csr.device().is_cpu()) return cpu::EdgeSoftmaxBackward(ctx, csr, out, grad_out, grad_scores);
-  return internal::NoImplementation("EdgeSoftmaxBackward", csr.device());
+  return cuda::EdgeSoftmaxBackward(ctx, csr, out, grad_out, grad_scores);
 }
 
 Status SpmmEdgeHeads(const ExecContext& ctx, const Csr& csr, const Tensor& alpha, const Tensor& x,
@@ -84,7 +85,7 @@ Status SpmmEdgeHeads(const ExecContext& ctx, const Csr& csr, const Tensor& alpha
       internal::CheckOutput(out, {csr.num_dst(), h, x.size(2)}, DType::kF32, "SpmmEdgeHeads: out"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(csr.device(), {&alpha, &x, out}, "SpmmEdgeHeads"));
   if (csr.device().is_cpu()) return cpu::SpmmEdgeHeads(ctx, csr, alpha, x, out);
-  return internal::NoImplementation("SpmmEdgeHeads", csr.device());
+  return cuda::SpmmEdgeHeads(ctx, csr, alpha, x, out);
 }
 
 Status SpmmEdgeHeadsBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t,
@@ -111,7 +112,7 @@ Status SpmmEdgeHeadsBackward(const ExecContext& ctx, const Csr& csr, const Csr& 
   if (csr.device().is_cpu()) {
     return cpu::SpmmEdgeHeadsBackward(ctx, csr, csr_t, edge_perm, alpha, x, grad_out, grad_alpha, grad_x);
   }
-  return internal::NoImplementation("SpmmEdgeHeadsBackward", csr.device());
+  return cuda::SpmmEdgeHeadsBackward(ctx, csr, csr_t, edge_perm, alpha, x, grad_out, grad_alpha, grad_x);
 }
 
 }  // namespace foresight::kernels

@@ -2,6 +2,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -24,14 +25,14 @@ Status GcnNormalize(const ExecContext& ctx, const Csr& csr, Csr* out) {
   if (out == nullptr) return InvalidArgument("GcnNormalize: out is null");
   FS_RETURN_IF_ERROR(CheckBlock(csr, "GcnNormalize"));
   if (csr.device().is_cpu()) return cpu::GcnNormalize(ctx, csr, out);
-  return internal::NoImplementation("GcnNormalize", csr.device());
+  return cuda::GcnNormalize(ctx, csr, out);
 }
 
 Status GcnOutDegrees(const ExecContext& ctx, const Csr& csr, Tensor* out_degree) {
   if (out_degree == nullptr) return InvalidArgument("GcnOutDegrees: out_degree is null");
   FS_RETURN_IF_ERROR(CheckBlock(csr, "GcnOutDegrees"));
   if (csr.device().is_cpu()) return cpu::GcnOutDegrees(ctx, csr, out_degree);
-  return internal::NoImplementation("GcnOutDegrees", csr.device());
+  return cuda::GcnOutDegrees(ctx, csr, out_degree);
 }
 
 Status GcnNormalizeWithOutDegrees(const ExecContext& ctx, const Csr& csr, const Tensor& src_out_degree,
@@ -48,7 +49,7 @@ Status GcnNormalizeWithOutDegrees(const ExecContext& ctx, const Csr& csr, const 
   }
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(csr.device(), {&src_out_degree}, "GcnNormalizeWithOutDegrees"));
   if (csr.device().is_cpu()) return cpu::GcnNormalizeWithOutDegrees(ctx, csr, src_out_degree, out);
-  return internal::NoImplementation("GcnNormalizeWithOutDegrees", csr.device());
+  return cuda::GcnNormalizeWithOutDegrees(ctx, csr, src_out_degree, out);
 }
 
 }  // namespace foresight::kernels

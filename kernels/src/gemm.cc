@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -53,6 +54,8 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
   switch (c->device().type) {
     case DeviceType::kCPU:
       return cpu::Gemm(ctx, a, trans_a, b, trans_b, alpha, beta, c);
+    case DeviceType::kCUDA:
+      return cuda::Gemm(ctx, a, trans_a, b, trans_b, alpha, beta, c);
     default:
       return internal::NoImplementation("Gemm", c->device());
   }

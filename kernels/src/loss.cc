@@ -2,6 +2,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -25,7 +26,7 @@ Status LogSoftmax(const ExecContext& ctx, const Tensor& logits, Tensor* out) {
   FS_RETURN_IF_ERROR(internal::CheckOutput(out, logits.shape(), DType::kF32, "LogSoftmax: out"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(logits.device(), {out}, "LogSoftmax"));
   if (logits.device().is_cpu()) return cpu::LogSoftmax(ctx, logits, out);
-  return internal::NoImplementation("LogSoftmax", logits.device());
+  return cuda::LogSoftmax(ctx, logits, out);
 }
 
 Status LogSoftmaxBackward(const ExecContext& ctx, const Tensor& out, const Tensor& grad_out,
@@ -37,7 +38,7 @@ Status LogSoftmaxBackward(const ExecContext& ctx, const Tensor& out, const Tenso
       internal::CheckOutput(grad_logits, out.shape(), DType::kF32, "LogSoftmaxBackward: grad_logits"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(out.device(), {&grad_out, grad_logits}, "LogSoftmaxBackward"));
   if (out.device().is_cpu()) return cpu::LogSoftmaxBackward(ctx, out, grad_out, grad_logits);
-  return internal::NoImplementation("LogSoftmaxBackward", out.device());
+  return cuda::LogSoftmaxBackward(ctx, out, grad_out, grad_logits);
 }
 
 Status NllLoss(const ExecContext& ctx, const Tensor& logp, const Tensor& labels, float* loss,
@@ -51,7 +52,7 @@ Status NllLoss(const ExecContext& ctx, const Tensor& logp, const Tensor& labels,
   }
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(logp.device(), {&labels, grad_logp}, "NllLoss"));
   if (logp.device().is_cpu()) return cpu::NllLoss(ctx, logp, labels, loss, grad_logp);
-  return internal::NoImplementation("NllLoss", logp.device());
+  return cuda::NllLoss(ctx, logp, labels, loss, grad_logp);
 }
 
 Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labels, int64_t* correct,
@@ -62,7 +63,7 @@ Status Accuracy(const ExecContext& ctx, const Tensor& scores, const Tensor& labe
   FS_RETURN_IF_ERROR(CheckLabels("Accuracy", labels, scores.size(0)));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(scores.device(), {&labels}, "Accuracy"));
   if (scores.device().is_cpu()) return cpu::Accuracy(ctx, scores, labels, correct, counted);
-  return internal::NoImplementation("Accuracy", scores.device());
+  return cuda::Accuracy(ctx, scores, labels, correct, counted);
 }
 
 }  // namespace foresight::kernels

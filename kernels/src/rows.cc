@@ -2,6 +2,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -34,7 +35,7 @@ Status GatherRows(const ExecContext& ctx, const Tensor& src, const Tensor& ids, 
   FS_RETURN_IF_ERROR(internal::CheckOutput(out, RowsShape(src, ids.size(0)), out->dtype(), "GatherRows: out"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(src.device(), {&ids, out}, "GatherRows"));
   if (src.device().is_cpu()) return cpu::GatherRows(ctx, src, ids, out);
-  return internal::NoImplementation("GatherRows", src.device());
+  return cuda::GatherRows(ctx, src, ids, out);
 }
 
 Status IndexAddRows(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* dst) {
@@ -55,7 +56,7 @@ Status IndexAddRows(const ExecContext& ctx, const Tensor& src, const Tensor& ids
   FS_RETURN_IF_ERROR(internal::CheckOutput(dst, RowsShape(src, dst->size(0)), DType::kF32, "IndexAddRows: dst"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(src.device(), {&ids, dst}, "IndexAddRows"));
   if (src.device().is_cpu()) return cpu::IndexAddRows(ctx, src, ids, dst);
-  return internal::NoImplementation("IndexAddRows", src.device());
+  return cuda::IndexAddRows(ctx, src, ids, dst);
 }
 
 }  // namespace foresight::kernels

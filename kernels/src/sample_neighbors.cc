@@ -2,6 +2,7 @@
 #include <string>
 
 #include "check.h"
+#include "cuda/cuda_ops.h"
 #include "foresight/kernels/ops.h"
 
 namespace foresight::kernels {
@@ -59,6 +60,9 @@ Status SampleNeighbors(const ExecContext& ctx, const Csr& graph, const Tensor& s
     case DeviceType::kCPU:
       return cpu::SampleNeighbors(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors, source_mask, sink,
                                   drawn, ahead);
+    case DeviceType::kCUDA:
+      return cuda::SampleNeighbors(ctx, graph, seeds, fanout, key, out_indptr, out_neighbors, source_mask, sink,
+                                   drawn, ahead);
     default:
       return internal::NoImplementation("SampleNeighbors", graph.device());
   }

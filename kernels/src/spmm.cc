@@ -2,6 +2,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -44,7 +45,7 @@ Status Spmm(const ExecContext& ctx, const Csr& csr, Reduce reduce, const Tensor&
   }
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(csr.device(), {&x, out, argmax}, "Spmm"));
   if (csr.device().is_cpu()) return cpu::Spmm(ctx, csr, reduce, x, out, argmax);
-  return internal::NoImplementation("Spmm", csr.device());
+  return cuda::Spmm(ctx, csr, reduce, x, out, argmax);
 }
 
 Status SpmmBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t, const Tensor& edge_perm,
@@ -69,7 +70,7 @@ Status SpmmBackward(const ExecContext& ctx, const Csr& csr, const Csr& csr_t, co
       internal::CheckOutput(grad_x, {csr.num_src, f}, DType::kF32, "SpmmBackward: grad_x"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(csr.device(), {&grad_out, &argmax, grad_x}, "SpmmBackward"));
   if (csr.device().is_cpu()) return cpu::SpmmBackward(ctx, csr, csr_t, edge_perm, reduce, grad_out, argmax, grad_x);
-  return internal::NoImplementation("SpmmBackward", csr.device());
+  return cuda::SpmmBackward(ctx, csr, csr_t, edge_perm, reduce, grad_out, argmax, grad_x);
 }
 
 }  // namespace foresight::kernels

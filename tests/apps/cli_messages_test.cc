@@ -284,3 +284,22 @@ TEST_F(CliMessages, EpochLinesAgreeWithTheMetricsFile) {
 
 }  // namespace
 }  // namespace foresight
+
+namespace foresight {
+namespace {
+
+// --device cuda on this machine: refused with the reason, before any data
+// is read, and never trained on the CPU instead (a GPU machine is refused
+// too until training runs there).
+TEST(CliDevice, CudaIsRefusedNotReplacedByTheCpu) {
+  const testing::CliResult r = testing::RunForesight("train /nonexistent/data --device cuda --epochs 1 --quiet");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("--device: cuda:0 requested"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("does not fall back to the CPU"), std::string::npos) << r.err;
+  const testing::CliResult bad = testing::RunForesight("train /nonexistent/data --device tpu --quiet");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--device: 'tpu' is not cpu, cuda or cuda:N"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace foresight

@@ -35,6 +35,7 @@ optimizer: adamw
 patience: 9
 seed: 42
 threads: 3
+device: cuda:1
 metrics: /tmp/m.jsonl
 checkpoint: /tmp/ckpt
 resume: yes
@@ -72,6 +73,7 @@ optimizer = "adamw"
 patience = 9
 seed = 42
 threads = 3
+device = "cuda:1"
 metrics = "/tmp/m.jsonl"
 checkpoint = "/tmp/ckpt"
 resume = true
@@ -108,6 +110,7 @@ std::vector<FlagValue> kFlags = {
     {"patience", ConfigValue::Text("9")},
     {"seed", ConfigValue::Text("42")},
     {"threads", ConfigValue::Text("3")},
+    {"device", ConfigValue::Text("cuda:1")},
     {"metrics", ConfigValue::Text("/tmp/m.jsonl")},
     {"checkpoint", ConfigValue::Text("/tmp/ckpt")},
     {"resume", ConfigValue::Bool(true)},
@@ -156,6 +159,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.patience, 9);
   EXPECT_EQ(o.seed, 42u);
   EXPECT_EQ(o.threads, 3);
+  EXPECT_EQ(o.device, "cuda:1");
   EXPECT_EQ(o.metrics_file, "/tmp/m.jsonl");
   EXPECT_EQ(o.checkpoint_dir, "/tmp/ckpt");
   EXPECT_TRUE(o.resume);

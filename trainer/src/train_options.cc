@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "foresight/core/device.h"
 #include "foresight/kernels/ops.h"
 #include "learned_input.h"
 
@@ -74,6 +75,9 @@ Status TrainOptions::Validate() const {
   }
   if (patience < 0) return InvalidArgument("patience: must be >= 0, got " + std::to_string(patience));
   if (threads < 0) return InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  if (!ParseDevice(device).ok()) {
+    return InvalidArgument("device: '" + device + "' is not cpu, cuda or cuda:N");
+  }
   if (eval_batch_size < 1) {
     return InvalidArgument("eval_batch_size: must be >= 1, got " + std::to_string(eval_batch_size));
   }

@@ -8,6 +8,7 @@
 #include "epoch_runner.h"
 #include "foresight/core/logging.h"
 #include "foresight/core/thread_pool.h"
+#include "foresight/trainer/train_device.h"
 #include "metrics_writer.h"
 #include "node_data.h"
 #include "node_input.h"
@@ -90,6 +91,7 @@ Status Train(const TrainOptions& options, TrainSummary* out) {
 
 Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out) {
   FS_RETURN_IF_ERROR(options.Validate());
+  FS_RETURN_IF_ERROR(CheckTrainDevice(options));
   *out = TrainSummary();
   // The checkpoint directory is this run's until it returns; what killed
   // runs left half written in it goes first.

@@ -142,11 +142,16 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
       for (int64_t t = 0; t < g.tables; ++t) {
         const int64_t q = t * g.batch + b;
         if (t + kPrefetchDistance / 2 < g.tables) {
-          // The first row of this sample's bag a few tables on.
+          // The rows of this sample's bag a few tables on (its first
+          // kPrefetchDistance ids; a longer bag prefetches the rest itself,
+          // below): without them a short multi-hot bag's later ids all miss.
           const int64_t tp = t + kPrefetchDistance / 2;
           const int64_t kp = g.offsets[tp * g.batch + b];
-          if (kp < g.offsets[tp * g.batch + b + 1]) {
-            PrefetchRow(weights + (g.base(tp) + static_cast<int64_t>(ids[kp])) * g.row_width, row_bytes);
+          const int64_t kp_end = std::min(g.offsets[tp * g.batch + b + 1], kp + kPrefetchDistance);
+          for (int64_t k = kp; k < kp_end; ++k) {
+            const int64_t id = static_cast<int64_t>(ids[k]);
+            // An id out of range is reported below; only in-range rows are touched.
+            if (id >= 0 && id < g.limit(tp)) PrefetchRow(weights + (g.base(tp) + id) * g.row_width, row_bytes);
           }
         }
         const int64_t base = g.base(t), limit = g.limit(t);
@@ -289,22 +294,39 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
   // worker's own instance, not the caller's.)
   struct Scratch {
     std::vector<int32_t> bag_of;
+    std::vector<int64_t> grad_at;  // per occurrence: its bag's row of grad_out (element offset)
     std::vector<int64_t> sorted, group_begin, group_row;
     std::vector<std::vector<int64_t>> seg_begin_of, seg_rows_of;
   };
   thread_local Scratch scratch_of_caller;
   Scratch& sc = scratch_of_caller;
   std::vector<int32_t>& bag_of = sc.bag_of;
+  std::vector<int64_t>& grad_at = sc.grad_at;
   std::vector<int64_t>& sorted = sc.sorted;
   std::vector<int64_t>& group_begin = sc.group_begin;
   std::vector<int64_t>& group_row = sc.group_row;
   std::vector<std::vector<int64_t>>& seg_begin_of = sc.seg_begin_of;
   std::vector<std::vector<int64_t>>& seg_rows_of = sc.seg_rows_of;
   bag_of.resize(static_cast<size_t>(n));
+  grad_at.resize(static_cast<size_t>(n));
   sorted.resize(static_cast<size_t>(n));
+  const int64_t dim = g.dim, out_width = g.tables * g.dim;
+  const bool need_bag = g.psw == nullptr && g.mean;  // coef() reads bag lengths
   ctx.pool->ParallelFor(nb, 4096, [&](int64_t q0, int64_t q1) {
+    // Bag q is sample q % batch of table q / batch: one division a chunk,
+    // then (sample, table) steps along (a division per id cost as much as
+    // the row's update).
+    int64_t t = q0 / g.batch, b = q0 % g.batch;
     for (int64_t q = q0; q < q1; ++q) {
-      for (int64_t k = g.offsets[q]; k < g.offsets[q + 1]; ++k) bag_of[k] = static_cast<int32_t>(q);
+      const int64_t at = b * out_width + t * dim;
+      for (int64_t k = g.offsets[q]; k < g.offsets[q + 1]; ++k) {
+        if (need_bag) bag_of[k] = static_cast<int32_t>(q);
+        grad_at[k] = at;
+      }
+      if (++b == g.batch) {
+        b = 0;
+        ++t;
+      }
     }
   });
   // Segments grouped independently: one per table (their rows are
@@ -334,11 +356,7 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
       c.kind == SparseOptimizer::kAdam ? static_cast<float>(1.0 - std::pow(double(c.beta1), double(c.step))) : 1.0f;
   const float bc2 =
       c.kind == SparseOptimizer::kAdam ? static_cast<float>(1.0 - std::pow(double(c.beta2), double(c.step))) : 1.0f;
-  const int64_t dim = g.dim, out_width = g.tables * g.dim;
-  auto grad_row = [&](int64_t k) {
-    const int64_t q = bag_of[k];
-    return grad_out + (q % g.batch) * out_width + (q / g.batch) * dim;
-  };
+  auto grad_row = [&](int64_t k) { return grad_out + grad_at[k]; };
   auto coef = [&](int64_t k) {
     if (g.psw != nullptr) return g.psw[k];
     const int64_t q = bag_of[k];
@@ -350,12 +368,20 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
     grad.resize(static_cast<size_t>(dim));
     scratch.resize(static_cast<size_t>(dim));
     float* gr = grad.data();
+    const int64_t grad_bytes = dim * static_cast<int64_t>(sizeof(float));
+    // Gradient rows are prefetched a fixed number of occurrences ahead
+    // (a hot row's group has many, each a random row of grad_out), weight
+    // rows a few groups ahead (random rows: latency bound).
+    const int64_t occ_end = group_begin[r1];
+    int64_t pf = group_begin[r0];
+    for (; pf < std::min(occ_end, group_begin[r0] + kPrefetchDistance); ++pf) PrefetchRow(grad_row(sorted[pf]), grad_bytes);
     for (int64_t r = r0; r < r1; ++r) {
       if (r + kPrefetchDistance < r1) {
-        // Both rows a few groups ahead (random rows: latency bound).
-        PrefetchRow(weights + group_row[r + kPrefetchDistance] * g.row_width,
-                    layout.row_bytes());
-        PrefetchRow(grad_row(sorted[group_begin[r + kPrefetchDistance]]), dim * static_cast<int64_t>(sizeof(float)));
+        PrefetchRow(weights + group_row[r + kPrefetchDistance] * g.row_width, layout.row_bytes());
+      }
+      // Keep the occurrence prefetch kPrefetchDistance past this group's end.
+      for (; pf < std::min(occ_end, group_begin[r + 1] + kPrefetchDistance); ++pf) {
+        PrefetchRow(grad_row(sorted[pf]), grad_bytes);
       }
       // The sum starts from the first occurrence's term, then adds the rest
       // in ascending position.

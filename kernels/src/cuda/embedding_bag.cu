@@ -6,7 +6,8 @@
 // position), segment heads by a flag scan, then one warp per distinct row
 // sums its gradient in position order and applies the optimizer once.
 // Value errors (offsets, ids out of range) are found on the device, flagged
-// with integer atomics and reported after one copy back.
+// with integer atomics and reported after one copy back. Everything is
+// queued on the stream of ctx.stream_slot (core/cuda_streams.h).
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -20,6 +21,7 @@
 #include "../check.h"
 #include "../embedding_bag_args.h"
 #include "cuda_ops.h"
+#include "foresight/core/cuda_streams.h"
 
 namespace foresight::kernels::cuda {
 
@@ -34,6 +36,13 @@ Status CudaCheck(const char* what, cudaError_t err) {
 }
 Status LaunchCheck(const char* kernel) { return CudaCheck(kernel, cudaGetLastError()); }
 
+// A small copy on the op's stream, complete on return (the host reads it,
+// or its source is on the host's stack).
+Status CopyNow(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+  FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, kind, s)));
+  return CudaCheck("cudaStreamSynchronize", cudaStreamSynchronize(s));
+}
+
 // Value checks found on the device: the smallest bad position of each kind
 // (INT64_MAX when none).
 struct DeviceErrors {
@@ -41,7 +50,10 @@ struct DeviceErrors {
   long long bad_id;      // id position out of its table's range
 };
 
-using BagArgs = internal::EmbeddingBagArgs;
+// The call's shape and pointers (shared with the CPU) and the host's stream.
+struct BagArgs : internal::EmbeddingBagArgs {
+  cudaStream_t stream = nullptr;  // ctx.stream_slot's stream (never read on the device)
+};
 
 __device__ inline float LoadW(const float* p) { return *p; }
 __device__ inline float LoadW(const Half* p) { return HalfToFloat(p->bits); }
@@ -191,18 +203,20 @@ StatusOr<Tensor> DeviceTensor(Device device, int64_t n, DType dtype) {
 }
 
 // Reads the table offsets to the host (T+1 values) to check them.
-Status CheckTableOffsets(const char* op, const Tensor& table_offsets, int64_t tables, int64_t rows) {
+Status CheckTableOffsets(const char* op, const Tensor& table_offsets, int64_t tables, int64_t rows,
+                         cudaStream_t s) {
   if (!table_offsets.defined()) return Status::OK();
   std::vector<int64_t> to(static_cast<size_t>(tables + 1));
-  FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpy", cudaMemcpy(to.data(), table_offsets.raw_data(),
-                                                        to.size() * sizeof(int64_t), cudaMemcpyDeviceToHost)));
+  FS_RETURN_IF_ERROR(
+      CopyNow(to.data(), table_offsets.raw_data(), to.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
   return internal::CheckTableOffsetValues(op, to.data(), tables, rows);
 }
 
 // Copies the device's error record back and turns it into a Status.
-Status ReportErrors(const char* op, const DeviceErrors* d_err, const Tensor& ids, int64_t batch) {
+Status ReportErrors(const char* op, const DeviceErrors* d_err, const Tensor& ids, int64_t batch,
+                    cudaStream_t s) {
   DeviceErrors err;
-  FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpy", cudaMemcpy(&err, d_err, sizeof(err), cudaMemcpyDeviceToHost)));
+  FS_RETURN_IF_ERROR(CopyNow(&err, d_err, sizeof(err), cudaMemcpyDeviceToHost, s));
   if (err.bad_offset != INT64_MAX) {
     return InvalidArgument(std::string(op) + ": offsets must start at 0, not decrease and end at the " +
                            std::to_string(ids.size(0)) + " ids; the first violation is at offsets[" +
@@ -212,8 +226,8 @@ Status ReportErrors(const char* op, const DeviceErrors* d_err, const Tensor& ids
     int64_t id = 0;
     const size_t es = ids.element_size();
     int64_t raw = 0;
-    FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpy", cudaMemcpy(&raw, static_cast<const char*>(ids.raw_data()) +
-                                                                    err.bad_id * es, es, cudaMemcpyDeviceToHost)));
+    FS_RETURN_IF_ERROR(
+        CopyNow(&raw, static_cast<const char*>(ids.raw_data()) + err.bad_id * es, es, cudaMemcpyDeviceToHost, s));
     id = es == 4 ? static_cast<int64_t>(static_cast<int32_t>(raw)) : raw;
     return OutOfRange(std::string(op) + ": ids[" + std::to_string(err.bad_id) + "] = " + std::to_string(id) +
                       " is out of its table's range");
@@ -221,15 +235,18 @@ Status ReportErrors(const char* op, const DeviceErrors* d_err, const Tensor& ids
   return Status::OK();
 }
 
-StatusOr<BagArgs> MakeArgs(const char* op, const EmbeddingRowLayout& layout, const Tensor& weights,
-                           const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets, const Tensor& psw,
-                           Pooling pooling, const Tensor& pooled) {
-  const BagArgs a = internal::UnpackEmbeddingBagArgs(layout, weights, table_offsets, ids, offsets, psw, pooling,
-                                                     pooled);
+StatusOr<BagArgs> MakeArgs(const ExecContext& ctx, const char* op, const EmbeddingRowLayout& layout,
+                           const Tensor& weights, const Tensor& table_offsets, const Tensor& ids,
+                           const Tensor& offsets, const Tensor& psw, Pooling pooling, const Tensor& pooled) {
+  BagArgs a;
+  static_cast<internal::EmbeddingBagArgs&>(a) =
+      internal::UnpackEmbeddingBagArgs(layout, weights, table_offsets, ids, offsets, psw, pooling, pooled);
   FS_RETURN_IF_ERROR(cudaSetDevice(weights.device().index) == cudaSuccess
                          ? Status::OK()
                          : Internal(std::string(op) + ": cudaSetDevice failed"));
-  FS_RETURN_IF_ERROR(CheckTableOffsets(op, table_offsets, a.tables, a.rows));
+  FS_ASSIGN_OR_RETURN(void* stream, CudaStreamFor(weights.device(), ctx.stream_slot));
+  a.stream = static_cast<cudaStream_t>(stream);
+  FS_RETURN_IF_ERROR(CheckTableOffsets(op, table_offsets, a.tables, a.rows, a.stream));
   return a;
 }
 
@@ -238,9 +255,9 @@ StatusOr<BagArgs> MakeArgs(const char* op, const EmbeddingRowLayout& layout, con
 StatusOr<Tensor> StartErrors(const BagArgs& a, Device device) {
   FS_ASSIGN_OR_RETURN(Tensor t, DeviceTensor(device, 2, DType::kI64));
   const DeviceErrors none{INT64_MAX, INT64_MAX};
-  FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpy", cudaMemcpy(t.raw_data(), &none, sizeof(none), cudaMemcpyHostToDevice)));
+  FS_RETURN_IF_ERROR(CopyNow(t.raw_data(), &none, sizeof(none), cudaMemcpyHostToDevice, a.stream));
   const int64_t nb = a.batch * a.tables;
-  CheckOffsetsKernel<<<Blocks(nb + 1, 256), 256>>>(a, static_cast<DeviceErrors*>(t.raw_data()));
+  CheckOffsetsKernel<<<Blocks(nb + 1, 256), 256, 0, a.stream>>>(a, static_cast<DeviceErrors*>(t.raw_data()));
   FS_RETURN_IF_ERROR(LaunchCheck("CheckOffsetsKernel"));
   return t;
 }
@@ -251,30 +268,34 @@ Status EmbeddingBagForward(const ExecContext& ctx, const EmbeddingRowLayout& lay
                            const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets,
                            const Tensor& per_sample_weights, Pooling pooling, Tensor* out) {
   const char* op = "EmbeddingBagForward";
-  FS_ASSIGN_OR_RETURN(BagArgs a, MakeArgs(op, layout, weights, table_offsets, ids, offsets, per_sample_weights,
+  FS_ASSIGN_OR_RETURN(BagArgs a, MakeArgs(ctx, op, layout, weights, table_offsets, ids, offsets, per_sample_weights,
                                           pooling, *out));
   if (a.batch == 0) return Status::OK();
   FS_ASSIGN_OR_RETURN(Tensor err, StartErrors(a, weights.device()));
   auto* d_err = static_cast<DeviceErrors*>(err.raw_data());
   // Offsets must be valid before any bag reads its range.
-  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch));
+  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch, a.stream));
   const int64_t nb = a.batch * a.tables;
   const dim3 block(kWarp, kBagsPerBlock);
   const int64_t grid = Blocks(nb, kBagsPerBlock);
   const bool i32 = ids.dtype() == DType::kI32;
   if (layout.dtype == DType::kF16) {
     if (i32) {
-      ForwardKernel<<<grid, block>>>(a, weights.data<Half>(), ids.data<int32_t>(), out->data<float>(), d_err);
+      ForwardKernel<<<grid, block, 0, a.stream>>>(
+          a, weights.data<Half>(), ids.data<int32_t>(), out->data<float>(), d_err);
     } else {
-      ForwardKernel<<<grid, block>>>(a, weights.data<Half>(), ids.data<int64_t>(), out->data<float>(), d_err);
+      ForwardKernel<<<grid, block, 0, a.stream>>>(
+          a, weights.data<Half>(), ids.data<int64_t>(), out->data<float>(), d_err);
     }
   } else if (i32) {
-    ForwardKernel<<<grid, block>>>(a, weights.data<float>(), ids.data<int32_t>(), out->data<float>(), d_err);
+    ForwardKernel<<<grid, block, 0, a.stream>>>(
+        a, weights.data<float>(), ids.data<int32_t>(), out->data<float>(), d_err);
   } else {
-    ForwardKernel<<<grid, block>>>(a, weights.data<float>(), ids.data<int64_t>(), out->data<float>(), d_err);
+    ForwardKernel<<<grid, block, 0, a.stream>>>(
+        a, weights.data<float>(), ids.data<int64_t>(), out->data<float>(), d_err);
   }
   FS_RETURN_IF_ERROR(LaunchCheck("ForwardKernel"));
-  return ReportErrors(op, d_err, ids, a.batch);
+  return ReportErrors(op, d_err, ids, a.batch, a.stream);
 }
 
 Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayout& layout,
@@ -282,14 +303,14 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
                                   const Tensor& ids, const Tensor& offsets, const Tensor& per_sample_weights,
                                   Pooling pooling, const Tensor& grad_out, Tensor* weights) {
   const char* op = "EmbeddingBagBackwardUpdate";
-  FS_ASSIGN_OR_RETURN(BagArgs a, MakeArgs(op, layout, *weights, table_offsets, ids, offsets, per_sample_weights,
+  FS_ASSIGN_OR_RETURN(BagArgs a, MakeArgs(ctx, op, layout, *weights, table_offsets, ids, offsets, per_sample_weights,
                                           pooling, grad_out));
   const int64_t n = a.num_ids;
   if (a.batch == 0 || n == 0) return Status::OK();
   const Device dev = weights->device();
   FS_ASSIGN_OR_RETURN(Tensor err, StartErrors(a, dev));
   auto* d_err = static_cast<DeviceErrors*>(err.raw_data());
-  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch));
+  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch, a.stream));
 
   FS_ASSIGN_OR_RETURN(Tensor keys, DeviceTensor(dev, n, DType::kI64));
   FS_ASSIGN_OR_RETURN(Tensor keys_sorted, DeviceTensor(dev, n, DType::kI64));
@@ -302,12 +323,14 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
   auto* v_out = vals_sorted.data<int64_t>();
   const int64_t nb = a.batch * a.tables;
   if (ids.dtype() == DType::kI32) {
-    KeysKernel<<<Blocks(nb, 256), 256>>>(a, ids.data<int32_t>(), k_in, v_in, bag_of.data<int64_t>(), d_err);
+    KeysKernel<<<Blocks(nb, 256), 256, 0, a.stream>>>(
+        a, ids.data<int32_t>(), k_in, v_in, bag_of.data<int64_t>(), d_err);
   } else {
-    KeysKernel<<<Blocks(nb, 256), 256>>>(a, ids.data<int64_t>(), k_in, v_in, bag_of.data<int64_t>(), d_err);
+    KeysKernel<<<Blocks(nb, 256), 256, 0, a.stream>>>(
+        a, ids.data<int64_t>(), k_in, v_in, bag_of.data<int64_t>(), d_err);
   }
   FS_RETURN_IF_ERROR(LaunchCheck("KeysKernel"));
-  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch));
+  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch, a.stream));
 
   // Stable radix sort over the bits a row index needs.
   int end_bit = 1;
@@ -315,32 +338,31 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
   size_t sort_bytes = 0;
   FS_RETURN_IF_ERROR(CudaCheck("cub::DeviceRadixSort::SortPairs",
                                cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, k_in, k_out, v_in, v_out,
-                                                               static_cast<int>(n), 0, end_bit)));
+                                                               static_cast<int>(n), 0, end_bit, a.stream)));
   FS_ASSIGN_OR_RETURN(Tensor sort_tmp, DeviceTensor(dev, static_cast<int64_t>(sort_bytes), DType::kU8));
   FS_RETURN_IF_ERROR(CudaCheck("cub::DeviceRadixSort::SortPairs",
                                cub::DeviceRadixSort::SortPairs(sort_tmp.raw_data(), sort_bytes, k_in, k_out, v_in,
-                                                               v_out, static_cast<int>(n), 0, end_bit)));
+                                                               v_out, static_cast<int>(n), 0, end_bit, a.stream)));
   // Segment heads and their starts.
   FS_ASSIGN_OR_RETURN(Tensor heads, DeviceTensor(dev, n, DType::kI32));
   FS_ASSIGN_OR_RETURN(Tensor group, DeviceTensor(dev, n, DType::kI32));
-  HeadsKernel<<<Blocks(n, 256), 256>>>(k_out, n, heads.data<int32_t>());
+  HeadsKernel<<<Blocks(n, 256), 256, 0, a.stream>>>(k_out, n, heads.data<int32_t>());
   FS_RETURN_IF_ERROR(LaunchCheck("HeadsKernel"));
   size_t scan_bytes = 0;
   FS_RETURN_IF_ERROR(CudaCheck("cub::DeviceScan::ExclusiveSum",
                                cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, heads.data<int32_t>(),
-                                                             group.data<int32_t>(), static_cast<int>(n))));
+                                                             group.data<int32_t>(), static_cast<int>(n), a.stream)));
   FS_ASSIGN_OR_RETURN(Tensor scan_tmp, DeviceTensor(dev, static_cast<int64_t>(scan_bytes), DType::kU8));
   FS_RETURN_IF_ERROR(CudaCheck("cub::DeviceScan::ExclusiveSum",
                                cub::DeviceScan::ExclusiveSum(scan_tmp.raw_data(), scan_bytes, heads.data<int32_t>(),
-                                                             group.data<int32_t>(), static_cast<int>(n))));
+                                                             group.data<int32_t>(), static_cast<int>(n), a.stream)));
   int32_t last[2] = {0, 0};
-  FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpy", cudaMemcpy(&last[0], group.data<int32_t>() + (n - 1), 4,
-                                                        cudaMemcpyDeviceToHost)));
-  FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpy", cudaMemcpy(&last[1], heads.data<int32_t>() + (n - 1), 4,
-                                                        cudaMemcpyDeviceToHost)));
+  FS_RETURN_IF_ERROR(CopyNow(&last[0], group.data<int32_t>() + (n - 1), 4, cudaMemcpyDeviceToHost, a.stream));
+  FS_RETURN_IF_ERROR(CopyNow(&last[1], heads.data<int32_t>() + (n - 1), 4, cudaMemcpyDeviceToHost, a.stream));
   const int64_t num_groups = static_cast<int64_t>(last[0]) + last[1];
   FS_ASSIGN_OR_RETURN(Tensor starts, DeviceTensor(dev, num_groups + 1, DType::kI64));
-  StartsKernel<<<Blocks(n, 256), 256>>>(heads.data<int32_t>(), group.data<int32_t>(), n, starts.data<int64_t>());
+  StartsKernel<<<Blocks(n, 256), 256, 0, a.stream>>>(heads.data<int32_t>(), group.data<int32_t>(), n,
+                                                    starts.data<int64_t>());
   FS_RETURN_IF_ERROR(LaunchCheck("StartsKernel"));
 
   UpdateArgs u;
@@ -364,16 +386,17 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
                            " is above the CUDA implementation's limit of 12288");
   }
   if (layout.dtype == DType::kF16) {
-    UpdateKernel<<<num_groups, kWarp, smem>>>(a, u, k_out, v_out, bag_of.data<int64_t>(), starts.data<int64_t>(),
+    UpdateKernel<<<num_groups, kWarp, smem, a.stream>>>(a, u, k_out, v_out, bag_of.data<int64_t>(),
+                                                        starts.data<int64_t>(),
                                               grad_out.data<float>(), weights->data<Half>());
   } else {
-    UpdateKernel<<<num_groups, kWarp, smem>>>(a, u, k_out, v_out, bag_of.data<int64_t>(), starts.data<int64_t>(),
+    UpdateKernel<<<num_groups, kWarp, smem, a.stream>>>(a, u, k_out, v_out, bag_of.data<int64_t>(),
+                                                        starts.data<int64_t>(),
                                               grad_out.data<float>(), weights->data<float>());
   }
   FS_RETURN_IF_ERROR(LaunchCheck("UpdateKernel"));
-  // Temporaries go back to the caching allocator when this returns, so the
-  // work must be done first.
-  return CudaCheck("cudaDeviceSynchronize", cudaDeviceSynchronize());
+  // The update is complete on return, as the CPU's is.
+  return CudaCheck("cudaStreamSynchronize", cudaStreamSynchronize(a.stream));
 }
 
 }  // namespace foresight::kernels::cuda

@@ -38,6 +38,9 @@ struct ExecContext {
   Workspace* workspace = nullptr;  // may be null: ops then allocate
   RngKey rng;                      // stream for ops that draw random numbers
   bool deterministic = true;       // reductions in fixed order
+  // CUDA Gemm may round its inputs to TF32 (10-bit mantissa) on tensor
+  // cores: several times the f32 rate, about 1e-3 relative error. Default: false
+  bool allow_tf32 = false;
 
   ExecContext WithRng(RngKey key) const {
     ExecContext c = *this;

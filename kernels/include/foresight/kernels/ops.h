@@ -21,7 +21,8 @@ namespace foresight::kernels {
 
 // c = alpha * op(a) @ op(b) + beta * c. f32, 2-D, row-major (any leading
 // stride for a view of rows). BLAS runs single-threaded on fixed row blocks
-// of c spread over ctx.pool.
+// of c spread over ctx.pool. On CUDA, cuBLAS (f32; TF32 tensor cores when
+// ctx.allow_tf32).
 Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
             float alpha, float beta, Tensor* c);
 
@@ -195,6 +196,10 @@ struct SampledAhead {
   std::vector<int64_t> bad;    // chunk c's first bad seed, or -1
 };
 
+// On CUDA (graph, seeds and mask on one GPU) the outputs are allocated on
+// that GPU and hold the CPU's samples for the same key; sink, drawn and
+// ahead are CPU pipeline features there (Unimplemented).
+//
 // `drawn` (optional) holds this hop's draws for seeds[0, drawn->num_seeds),
 // made ahead with this fanout, key and mask: the op takes them instead of
 // drawing those seeds again (the same result). `ahead` (optional) makes the

@@ -76,6 +76,10 @@ struct TrainOptions {
   uint64_t seed = 0;
   // CPU threads; 0 = online CPUs. Results do not depend on it. Default: 0
   int threads = 0;
+  // Where training runs: "cpu", or "cuda" / "cuda:N". A CUDA device is
+  // refused (CheckTrainDevice) where it is not usable, never replaced by
+  // the CPU. Default: cpu
+  std::string device = "cpu";
   // JSON-lines metrics file, one line per epoch and a final line; "" = none.
   // Default: ""
   std::string metrics_file;
