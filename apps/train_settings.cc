@@ -238,8 +238,19 @@ const std::vector<TrainKey>& TrainKeys() {
       {"model", "Model: sage, gcn or gat", &O::model, "sage|gcn|gat", false},
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
-       "degree buckets), one-hot (a learned row per node), learned:DIM (embed/ tables: not built yet)",
+       "degree buckets), one-hot (node identity as a learned row of the first layer), learned:DIM (a learned "
+       "embedding of DIM values per node, kept on --feature-store behind --cache-size), file+learned:DIM (the "
+       "dataset's dense features with DIM learned values beside them)",
        &O::node_features, nullptr, false},
+      {"sparse-optimizer",
+       "Optimizer of learned embedding rows, fused into backward with its state beside each row: sgd, "
+       "rowwise-adagrad or adam",
+       &O::sparse_optimizer, "sgd|rowwise-adagrad|adam", false},
+      {"sparse-lr", "Learning rate of the sparse optimizer (learned embedding rows)", &O::sparse_lr, nullptr, false},
+      {"table-dir",
+       "learned:DIM on --feature-store mmap or disk: directory of the table's file (default: a temporary "
+       "directory, removed at the end)",
+       &O::table_dir, nullptr, false},
       {"epochs", "Passes over the training ids", &O::epochs, nullptr, false},
       {"batch-size", "Training seeds per mini-batch", &O::batch_size, nullptr, false},
       {"fanouts", "Neighbours sampled per layer, seeds outward (e.g. 15,10; -1 = all)",

@@ -201,8 +201,8 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
   }
   if (job.feature_dim < 0) {
     FS_RETURN_IF_ERROR(internal::WriteEmptyFeatures(&job));
-    job.Warn("no node features: `foresight train` needs --node-features degree or one-hot for this dataset "
-             "(pass --features or --sparse-features here to use a feature file)");
+    job.Warn("no node features: `foresight train` needs --node-features degree, one-hot or learned:DIM for this "
+             "dataset (pass --features or --sparse-features here to use a feature file)");
   }
 
   FS_RETURN_IF_ERROR(builder->Finish(job.num_nodes, writer->StagingPath(storage::kIndptrFile),

@@ -76,6 +76,10 @@ StatusOr<std::unique_ptr<OutputArray>> OutputArray::Create(const std::string& pa
       FS_ASSIGN_OR_RETURN(w, storage::NpyWriter::CreateBytes(path, static_cast<int>(like.item_size)));
     } else {
       FS_ASSIGN_OR_RETURN(w, storage::NpyWriter::Create(path, like.dtype, inner));
+      // Rows of zero width (a dataset without features: [N, 0]) keep their
+      // count, which the manifest's node count is checked against.
+      const char none = 0;
+      if (!shape.empty() && shape[0] > 0) FS_RETURN_IF_ERROR(w->Append(&none, shape[0]));
     }
     FS_RETURN_IF_ERROR(w->Finish());
     return std::unique_ptr<OutputArray>(new OutputArray(path, storage::ScopedFd(), 0, 0));

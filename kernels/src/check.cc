@@ -84,4 +84,19 @@ Status CheckTranspose(const char* op, const Csr& csr, const Csr& csr_t, const Te
   return CheckOnDevice(csr.device(), {&csr_t.indptr, edge_perm}, op);
 }
 
+Status CheckTableOffsetValues(const char* op, const int64_t* to, int64_t tables, int64_t rows) {
+  if (to[0] < 0) return InvalidArgument(std::string(op) + ": table_offsets[0] is negative");
+  for (int64_t t = 0; t < tables; ++t) {
+    if (to[t + 1] < to[t]) {
+      return InvalidArgument(std::string(op) + ": table_offsets must not decrease (table " + std::to_string(t) +
+                             " ends before it starts)");
+    }
+  }
+  if (to[tables] > rows) {
+    return InvalidArgument(std::string(op) + ": table_offsets[" + std::to_string(tables) + "] = " +
+                           std::to_string(to[tables]) + " exceeds the " + std::to_string(rows) + " rows of weights");
+  }
+  return Status::OK();
+}
+
 }  // namespace foresight::kernels::internal

@@ -27,4 +27,7 @@ Status CheckOnDevice(Device device, std::initializer_list<const Tensor*> ts, con
 Status NoImplementation(const char* op, Device device);
 // csr_t (and edge_perm when not null) match TransposeCsr(csr) in shape.
 Status CheckTranspose(const char* op, const Csr& csr, const Csr& csr_t, const Tensor* edge_perm);
+// Embedding bags' table offsets, read on the host (T + 1 values): from 0 or
+// more, never decreasing, ending within the `rows` rows of the weights.
+Status CheckTableOffsetValues(const char* op, const int64_t* table_offsets, int64_t tables, int64_t rows);
 }  // namespace foresight::kernels::internal

@@ -132,11 +132,11 @@ StatusOr<std::unique_ptr<DatasetWriter>> DatasetWriter::Create(const std::string
     RemoveMadeDirs(made);
     return s;
   }
-  internal::CrashPoint("staging-created");
+  TestKillPoint("staging-created");
   // From here the writer's destructor cleans up.
   std::unique_ptr<DatasetWriter> w(new DatasetWriter(out_dir, staging, overwrite, std::move(made)));
   FS_RETURN_IF_ERROR(internal::WriteStagingMarker(staging, staging, out_dir, &w->lock_));
-  internal::CrashPoint("staging-locked");
+  TestKillPoint("staging-locked");
   return w;
 }
 
@@ -182,7 +182,7 @@ Status DatasetWriter::Commit() {
   manifest_.format = kDatasetFormat;
   manifest_.version = kDatasetVersion;
   FS_RETURN_IF_ERROR(WriteFileDurably(StagingPath(kManifestFile), manifest_.ToJson().dump(2) + "\n"));
-  internal::CrashPoint("manifest-written");
+  TestKillPoint("manifest-written");
   // Refuse to publish something Dataset::Open would reject.
   {
     // Validated by the reader of its kind, skipping only the staging check.
@@ -192,7 +192,7 @@ Status DatasetWriter::Commit() {
     if (!check.ok()) return check.WithContext("dataset " + out_dir_ + " not committed");
   }
   FS_RETURN_IF_ERROR(internal::FsyncDir(staging_));
-  internal::CrashPoint("before-commit");
+  TestKillPoint("before-commit");
 
   if (Exists(out_dir_)) {
     if (!overwrite_) {
@@ -207,7 +207,7 @@ Status DatasetWriter::Commit() {
   // now names another directory).
   FS_RETURN_IF_ERROR(internal::RenamePath(staging_, out_dir_));
   committed_ = true;
-  internal::CrashPoint("committed");
+  TestKillPoint("committed");
   lock_ = ScopedFd();  // no longer needed; closed first so NFS deletes the file outright
   internal::RemoveStagingMarker(out_dir_);
   return internal::FsyncDir(internal::ParentDir(out_dir_));
@@ -221,7 +221,7 @@ Status DatasetWriter::Replace() {
   std::string old_at = exchange ? staging_ : internal::NewStagingPath(out_dir_);
   ScopedFd old_lock;
   FS_RETURN_IF_ERROR(internal::WriteStagingMarker(out_dir_, old_at, out_dir_, &old_lock));
-  internal::CrashPoint("old-marked");
+  TestKillPoint("old-marked");
   bool swapped = false;
   if (exchange) {
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, out_dir_.c_str(), RENAME_EXCHANGE) == 0) {
@@ -240,7 +240,7 @@ Status DatasetWriter::Replace() {
   if (!swapped) {
     // out_dir is absent between these two renames.
     FS_RETURN_IF_ERROR(internal::RenamePath(out_dir_, old_at));
-    internal::CrashPoint("old-moved");
+    TestKillPoint("old-moved");
     Status s = internal::RenamePath(staging_, out_dir_);
     if (!s.ok()) {
       if (internal::RenamePath(old_at, out_dir_).ok()) internal::RemoveStagingMarker(out_dir_);
@@ -248,11 +248,11 @@ Status DatasetWriter::Replace() {
     }
   }
   committed_ = true;
-  internal::CrashPoint("committed");
+  TestKillPoint("committed");
   lock_ = ScopedFd();  // no longer needed; closed first so NFS deletes the file outright
   internal::RemoveStagingMarker(out_dir_);
   FS_RETURN_IF_ERROR(internal::FsyncDir(internal::ParentDir(out_dir_)));
-  internal::CrashPoint("replaced");
+  TestKillPoint("replaced");
   // Deleted while old_lock still holds its marker: no other run touches it.
   return internal::RemoveStagingDir(old_at, &old_lock);
 }

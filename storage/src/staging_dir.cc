@@ -26,6 +26,10 @@ namespace {
 using nlohmann::json;
 
 constexpr char kTmpInfix[] = ".tmp-";
+// Replaces before staging markers moved the old dataset aside as
+// "<out>.old-<pid>-<8 hex>" and removed it after the swap; a run killed in
+// between left it behind.
+constexpr char kOldInfix[] = ".old-";
 // A marker is a few hundred bytes; anything far larger is not one of ours.
 constexpr uint64_t kMaxMarkerBytes = 64 << 10;
 
@@ -163,6 +167,28 @@ void RemoveIfStale(const std::string& path, int64_t name_pid, const std::string&
   FS_LOG(WARNING) << "removed stale staging directory " << path << " (" << why << ")";
 }
 
+// `path` ("<out>.old-<pid>-<hex>", its replacing process gone) is garbage
+// once the output is a dataset again (the replace got past its second
+// rename); while the output is missing it may be the only copy of the old
+// dataset, so it stays, and the log says how to restore it.
+void RemoveOldIfReplaced(const std::string& path, int64_t pid, const std::string& out_dir) {
+  struct stat st;
+  if (::stat((out_dir + "/" + kManifestFile).c_str(), &st) != 0) {
+    FS_LOG(WARNING) << "kept " << path << ": the dataset that a replace of " << out_dir << " by process " << pid
+                    << " (which died) moved aside, and " << out_dir << " is missing; rename it to " << out_dir
+                    << " to restore it";
+    return;
+  }
+  const Status s = RemoveStagingDir(path);
+  if (!s.ok()) {
+    FS_LOG(WARNING) << "could not remove " << path << ", an old dataset that a replace by process " << pid
+                    << " left: " << s.message();
+    return;
+  }
+  FS_LOG(WARNING) << "removed " << path << ": the old dataset that a replace of " << out_dir << " by process "
+                  << pid << " moved aside before it died";
+}
+
 }  // namespace
 
 std::string NewStagingPath(const std::string& out_dir) {
@@ -229,23 +255,38 @@ Status RemoveStagingDir(const std::string& dir, ScopedFd* lock) {
 void RemoveStaleStaging(const std::string& out_dir) {
   const std::string parent = ParentDir(out_dir);
   const std::string prefix = BaseName(out_dir) + kTmpInfix;
+  const std::string old_prefix = BaseName(out_dir) + kOldInfix;
   DIR* d = ::opendir(parent.c_str());
   if (d == nullptr) return;  // no parent yet: nothing was left there
-  std::vector<std::pair<std::string, int64_t>> candidates;
+  std::vector<std::pair<std::string, int64_t>> candidates, old_candidates;
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    const int64_t pid = StagingSuffixPid(name.substr(prefix.size()));
-    if (pid >= 0) candidates.emplace_back(name, pid);
+    if (name.compare(0, prefix.size(), prefix) == 0) {
+      const int64_t pid = StagingSuffixPid(name.substr(prefix.size()));
+      if (pid >= 0) candidates.emplace_back(name, pid);
+    } else if (name.compare(0, old_prefix.size(), old_prefix) == 0) {
+      const int64_t pid = StagingSuffixPid(name.substr(old_prefix.size()));
+      if (pid >= 0) old_candidates.emplace_back(name, pid);
+    }
   }
   ::closedir(d);
-  for (const auto& [name, pid] : candidates) {
-    // Named as the user named the output ("out.tmp-..." for "out").
-    const std::string path = out_dir.find('/') == std::string::npos ? name : parent + "/" + name;
+  // Named as the user named the output ("out.tmp-..." for "out").
+  auto path_of = [&](const std::string& name) {
+    return out_dir.find('/') == std::string::npos ? name : parent + "/" + name;
+  };
+  // Never follow a link: only real directories are ours to remove.
+  auto is_dir = [](const std::string& path) {
     struct stat st;
-    // Never follow a link: only real directories are ours to remove.
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    RemoveIfStale(path, pid, out_dir);
+    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  for (const auto& [name, pid] : candidates) {
+    const std::string path = path_of(name);
+    if (is_dir(path)) RemoveIfStale(path, pid, out_dir);
+  }
+  for (const auto& [name, pid] : old_candidates) {
+    const std::string path = path_of(name);
+    if (!is_dir(path) || PidRunning(pid)) continue;
+    RemoveOldIfReplaced(path, pid, out_dir);
   }
 }
 

@@ -54,7 +54,11 @@ Status RemoveStagingDir(const std::string& dir, ScopedFd* lock = nullptr);
 // behind: siblings named "<base>.tmp-<pid>-<8 hex>" whose marker is
 // unlocked, or, without a complete marker (a kill right after the mkdir),
 // whose pid is not running. A directory in use, or written on another host,
-// is kept. Each removal is logged (warning); failures are logged, never
+// is kept. Also "<base>.old-<pid>-<8 hex>" directories, the old datasets
+// that replaces before the staging markers moved aside and a kill left:
+// removed when their pid is not running and the output is a dataset again,
+// kept (with a warning saying how to restore it) while the output is
+// missing. Each removal is logged (warning); failures are logged, never
 // fatal.
 void RemoveStaleStaging(const std::string& out_dir);
 

@@ -3,9 +3,10 @@
 // child exactly where they need to. They are not user features; unset, each
 // costs one getenv at a handful of points per dataset written.
 //
-//   FORESIGHT_TEST_CRASH_AT=<point>     the process sends itself SIGKILL on
-//                                       reaching CrashPoint(<point>), as
-//                                       `kill -9` would at that instant
+//   FORESIGHT_TEST_KILL_AT=<point>      the process sends itself SIGKILL on
+//                                       reaching TestKillPoint(<point>)
+//                                       (foresight/core/test_kill_point.h),
+//                                       as `kill -9` would at that instant
 //   FORESIGHT_TEST_NO_RENAME_EXCHANGE=1 replacing a dataset takes the
 //                                       two-rename path that file systems
 //                                       without renameat2(RENAME_EXCHANGE) use
@@ -22,10 +23,9 @@
 //   replaced          (replacing) marker removed, old dataset not yet deleted
 #pragma once
 
-namespace foresight::storage::internal {
+#include "foresight/core/test_kill_point.h"
 
-// SIGKILLs this process when FORESIGHT_TEST_CRASH_AT equals `point`.
-void CrashPoint(const char* point);
+namespace foresight::storage::internal {
 
 // False when FORESIGHT_TEST_NO_RENAME_EXCHANGE is set to a non-empty value
 // other than "0".

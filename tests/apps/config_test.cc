@@ -51,6 +51,9 @@ order: partition
 sampling: resident
 resident_partitions: 2
 node_features: degree
+sparse_optimizer: adam
+sparse_lr: 0.2
+table_dir: /tmp/table
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -86,6 +89,9 @@ order = "partition"
 sampling = "resident"
 resident-partitions = 2
 node-features = "degree"
+sparse-optimizer = "adam"
+sparse-lr = 0.2
+table-dir = "/tmp/table"
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -120,6 +126,9 @@ std::vector<FlagValue> kFlags = {
     {"sampling", ConfigValue::Text("resident")},
     {"resident-partitions", ConfigValue::Text("2")},
     {"node-features", ConfigValue::Text("degree")},
+    {"sparse-optimizer", ConfigValue::Text("adam")},
+    {"sparse-lr", ConfigValue::Text("0.2")},
+    {"table-dir", ConfigValue::Text("/tmp/table")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -166,6 +175,9 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.sampling, "resident");
   EXPECT_EQ(o.resident_partitions, 2);
   EXPECT_EQ(o.node_features, "degree");
+  EXPECT_EQ(o.sparse_optimizer, "adam");
+  EXPECT_FLOAT_EQ(o.sparse_lr, 0.2f);
+  EXPECT_EQ(o.table_dir, "/tmp/table");
 }
 
 TEST(TrainConfig, EveryKeyIsCoveredByTheTestConfig) {

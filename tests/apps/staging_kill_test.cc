@@ -107,7 +107,7 @@ class StagingKillTest : public ::testing::Test {
     SCOPED_TRACE(k.point.empty() ? "kill after " + std::to_string(k.delay.count()) + " us"
                                  : "kill at " + k.point);
     std::vector<std::string> env = env_in;
-    if (!k.point.empty()) env.push_back("FORESIGHT_TEST_CRASH_AT=" + k.point);
+    if (!k.point.empty()) env.push_back("FORESIGHT_TEST_KILL_AT=" + k.point);
     const bool existed = fs::exists(out_);
     const std::vector<std::string> stale = Staging();
     const pid_t pid = testing::StartForesight(args_, env, tmp_.File("kill.out"), tmp_.File("kill.err"));

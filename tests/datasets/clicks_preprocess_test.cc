@@ -21,16 +21,7 @@ namespace fs = std::filesystem;
 using testing::WriteFile;
 
 using testing::Ints;
-
-std::vector<std::string> Strings(const Tensor& t) {
-  std::vector<std::string> v;
-  const int64_t w = t.size(1);
-  for (int64_t i = 0; i < t.size(0); ++i) {
-    const char* p = reinterpret_cast<const char*>(t.data<uint8_t>() + i * w);
-    v.emplace_back(p, strnlen(p, static_cast<size_t>(w)));
-  }
-  return v;
-}
+using testing::Strings;
 
 // A Criteo line: label, 13 integers ("" = missing), 26 categoricals.
 std::string Criteo(const std::string& label, std::vector<std::string> ints, std::vector<std::string> cats) {

@@ -20,16 +20,7 @@ namespace fs = std::filesystem;
 using testing::WriteFile;
 
 using testing::Ints;
-
-std::vector<std::string> Strings(const Tensor& t) {
-  std::vector<std::string> v;
-  const int64_t w = t.size(1);
-  for (int64_t i = 0; i < t.size(0); ++i) {
-    const char* p = reinterpret_cast<const char*>(t.data<uint8_t>() + i * w);
-    v.emplace_back(p, strnlen(p, static_cast<size_t>(w)));
-  }
-  return v;
-}
+using testing::Strings;
 
 class PreprocessTest : public ::testing::Test {
  protected:

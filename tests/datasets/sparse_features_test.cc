@@ -221,7 +221,8 @@ TEST_F(SparseFeaturesTest, NoFeaturesWarnsWhatTrainNeeds) {
   PreprocessReport report;
   ASSERT_OK(Run(&report));
   ASSERT_EQ(report.warnings.size(), 1u);
-  EXPECT_NE(report.warnings[0].find("--node-features degree or one-hot"), std::string::npos) << report.warnings[0];
+  EXPECT_NE(report.warnings[0].find("--node-features degree, one-hot or learned:DIM"), std::string::npos)
+      << report.warnings[0];
   auto ds = Open();
   ASSERT_NE(ds, nullptr);
   EXPECT_EQ(ds->feature_dim(), 0);

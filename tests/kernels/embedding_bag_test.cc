@@ -202,6 +202,16 @@ TEST(EmbeddingBagTest, RejectsBadArguments) {
   Tensor narrow = Tensor::Zeros({p.weights.size(0), c.dim - 1}, DType::kF32);
   s = EmbeddingBagForward(ctx, p.layout, narrow, p.table_offsets, p.ids, p.offsets, Tensor(), Pooling::kSum, &out);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  // Table offsets: decreasing, or past the weights' rows.
+  Tensor to = p.table_offsets.Clone();
+  to.data<int64_t>()[1] = to.data<int64_t>()[2] + 1;
+  s = EmbeddingBagForward(ctx, p.layout, p.weights, to, p.ids, p.offsets, Tensor(), Pooling::kSum, &out);
+  EXPECT_NE(s.message().find("table_offsets must not decrease (table 1"), std::string::npos) << s.ToString();
+  to = p.table_offsets.Clone();
+  to.data<int64_t>()[c.tables] = p.weights.size(0) + 1;
+  s = EmbeddingBagForward(ctx, p.layout, p.weights, to, p.ids, p.offsets, Tensor(), Pooling::kSum, &out);
+  EXPECT_NE(s.message().find("exceeds the " + std::to_string(p.weights.size(0)) + " rows"), std::string::npos)
+      << s.ToString();
   EXPECT_FALSE(ParseSparseOptimizer("adagrad").ok());
   EXPECT_EQ(ParseSparseOptimizer("rowwise-adagrad").value(), SparseOptimizer::kRowwiseAdagrad);
 }

@@ -182,6 +182,30 @@ TEST(DatasetStagingTest, TheNextWriterRemovesStaleStagingDirsAndKeepsLiveOnes) {
   EXPECT_OK(Dataset::Open(out).status());
 }
 
+TEST(DatasetStagingTest, OldDatasetsThatEarlierReplacesLeftAreRemovedOnceTheOutputExists) {
+  TempDir tmp;
+  const std::string out = tmp.File("out");
+  const std::string me = std::to_string(::getpid());
+  const std::string dead = std::to_string(DeadPid());
+  // An older replace, killed between its two renames: out is missing and
+  // the moved-aside dataset is the only copy, so it stays.
+  WriteDataset(tmp.File("out.old-" + dead + "-0123abcd"), false);
+  ASSERT_OK_AND_ASSIGN(auto first, DatasetWriter::Create(out, false));
+  first.reset();
+  EXPECT_TRUE(fs::exists(tmp.File("out.old-" + dead + "-0123abcd") + "/manifest.json"));
+  // Killed after the swap: out is a dataset again and the old one garbage,
+  // unless its replacing process (us) still runs.
+  WriteDataset(out, false);
+  FakeStaging(tmp.path(), "out.old-" + me + "-0123abce", nullptr);
+  FakeStaging(tmp.path(), "out.old-" + dead + "-0123abc", nullptr);  // not the name pattern
+  testing::WriteFile(tmp.File("out.old-" + dead + "-aaaaaaaa"), "a file");
+  WriteDataset(out, true, "again");
+  std::vector<std::string> expected = {"out", "out.old-" + dead + "-0123abc", "out.old-" + dead + "-aaaaaaaa",
+                                       "out.old-" + me + "-0123abce"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(Names(tmp.path()), expected);
+}
+
 TEST(DatasetStagingTest, AFailedWriteRemovesTheParentDirsItMade) {
   TempDir tmp;
   {

@@ -74,6 +74,9 @@ std::vector<T> VectorOf(const Tensor& t) {
 }
 // The elements of an i32 or i64 tensor (ids, labels), as int64.
 std::vector<int64_t> Ints(const Tensor& t);
+// The rows of a 2-D u8 tensor of fixed-width strings ('|S<w>' .npy arrays:
+// string ids, vocabularies), each up to its first NUL.
+std::vector<std::string> Strings(const Tensor& t);
 std::string SourceDir();  // the repository root
 std::string BinaryDir();  // the build directory
 // Runs `body` without the privileges that let root ignore file modes, so

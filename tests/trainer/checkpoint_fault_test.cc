@@ -47,15 +47,9 @@ std::vector<std::string> Temporaries(const std::string& dir) {
   return out;
 }
 
-class CheckpointFaultTest : public ::testing::Test {
+class CheckpointFaultTest : public foresight::testing::SyntheticDatasetTest<120> {
  protected:
-  void SetUp() override {
-    foresight::testing::SyntheticSpec spec;
-    spec.num_nodes = 120;
-    ASSERT_OK(foresight::testing::WriteSyntheticDataset(dir_.File("data"), spec));
-  }
   void TearDown() override { internal::SetFailAtPointForTesting(0); }
-  TempDir dir_;
 };
 
 TEST_F(CheckpointFaultTest, AFullDiskAtAnyStepLeavesTheLastCheckpointUsable) {

@@ -58,15 +58,8 @@ void ExpectSameTensors(const std::map<std::string, Tensor>& a, const std::map<st
   }
 }
 
-class ResumeTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {
- protected:
-  void SetUp() override {
-    foresight::testing::SyntheticSpec spec;
-    spec.num_nodes = 160;
-    ASSERT_OK(foresight::testing::WriteSyntheticDataset(dir_.File("data"), spec));
-  }
-  TempDir dir_;
-};
+class ResumeTest
+    : public foresight::testing::SyntheticDatasetTest<160, ::testing::TestWithParam<std::tuple<std::string, bool>>> {};
 
 TEST_P(ResumeTest, TwoPlusTwoEqualsFour) {
   TrainOptions o = SmallOptions(dir_.File("data"), std::get<0>(GetParam()), std::get<1>(GetParam()));
@@ -113,15 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Models, ResumeTest,
                            return std::get<0>(info.param) + (std::get<1>(info.param) ? "_full" : "_minibatch");
                          });
 
-class CheckpointTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    foresight::testing::SyntheticSpec spec;
-    spec.num_nodes = 120;
-    ASSERT_OK(foresight::testing::WriteSyntheticDataset(dir_.File("data"), spec));
-  }
-  TempDir dir_;
-};
+class CheckpointTest : public foresight::testing::SyntheticDatasetTest<120> {};
 
 TEST_F(CheckpointTest, KeepsOnlyTheLastAndBestEpochs) {
   TrainOptions o = SmallOptions(dir_.File("data"), "sage", true);
@@ -167,6 +152,27 @@ TEST_F(CheckpointTest, ResumeRefusesOtherOptions) {
   o.patience = 5;  // allowed to change
   ASSERT_OK(Train(o, &s));
   EXPECT_EQ(s.epochs_completed, 2);
+}
+
+// Paths are bytes, not UTF-8: a dataset directory whose name is not valid
+// UTF-8 is recorded (with U+FFFD for the bad bytes) and resumes; the
+// options JSON once threw from nlohmann::json::dump and ended the process.
+TEST_F(CheckpointTest, ADatasetPathThatIsNotUtf8IsRecordedAndResumes) {
+  const std::string bad = dir_.File("data-\xff\xfe-\xc3");
+  std::filesystem::rename(dir_.File("data"), bad);
+  TrainOptions o = SmallOptions(bad, "sage", true);
+  o.epochs = 1;
+  o.checkpoint_dir = dir_.File("ckpt");
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  const nlohmann::json saved = ReadJson(dir_.File("ckpt") + "/checkpoint.json");
+  EXPECT_NE(saved["options"]["dataset"].get<std::string>().find("data-\xef\xbf\xbd"), std::string::npos);
+  o.resume = true;
+  o.epochs = 2;
+  ASSERT_OK(Train(o, &s));
+  EXPECT_EQ(s.epochs_completed, 2);
+  o.lr = 0.5f;  // the refusal's message quotes the options too
+  EXPECT_ERROR_CONTAINS(Train(o, &s), "different training options");
 }
 
 // A restart script always passes --resume: with no complete checkpoint yet

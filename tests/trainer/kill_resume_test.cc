@@ -5,7 +5,7 @@
 // timing keys; checkpoint files byte for byte).
 //
 // Two kinds of kill alternate:
-// - at a random test point (FORESIGHT_TEST_KILL_AT_POINT, a test-only hook
+// - at a random test point (FORESIGHT_TEST_KILL_AT, a test-only hook
 //   of the trainer: trainer/src/test_points.h): the child SIGKILLs itself at
 //   the N-th pass of a randomly drawn crash-sensitive step, which lands most
 //   kills inside checkpoint writes (between tensor files, before and after
@@ -57,7 +57,7 @@ Child RunTrain(const std::vector<std::string>& args, const std::string& dir, con
                double kill_after) {
   const std::string err_path = dir + "/stderr.txt";
   std::vector<std::string> env;
-  if (!kill_at_point.empty()) env.push_back("FORESIGHT_TEST_KILL_AT_POINT=" + kill_at_point);
+  if (!kill_at_point.empty()) env.push_back("FORESIGHT_TEST_KILL_AT=" + kill_at_point);
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = StartForesight(args, env, dir + "/stdout.txt", err_path);
   Child c;

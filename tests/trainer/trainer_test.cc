@@ -106,14 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Models, TrainerTest,
                            return std::get<0>(info.param) + (std::get<1>(info.param) ? "_full" : "_minibatch");
                          });
 
-class TrainerSingleTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    foresight::testing::SyntheticSpec spec;
-    ASSERT_OK(foresight::testing::WriteSyntheticDataset(dir_.File("data"), spec));
-  }
-  TempDir dir_;
-};
+class TrainerSingleTest : public foresight::testing::SyntheticDatasetTest<> {};
 
 TEST_F(TrainerSingleTest, MetricsFileHasEveryKey) {
   TrainOptions o = SmallOptions(dir_.File("data"), "sage", false);

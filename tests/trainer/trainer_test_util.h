@@ -5,10 +5,13 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "foresight/trainer/train_options.h"
+#include "synthetic_dataset.h"
 #include "testing/cli.h"
+#include "testing/testing.h"
 
 namespace foresight::testing {
 
@@ -20,6 +23,19 @@ std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path);
 // Every file under `dir` (recursively), by path relative to `dir`, with its
 // bytes: what must be identical between two checkpoints of equal runs.
 std::map<std::string, std::string> TreeContents(const std::string& dir);
+
+// A fixture (over ::testing::Test or a parameterised Base) whose SetUp
+// writes a synthetic dataset of kNodes nodes to dir_.File("data").
+template <int64_t kNodes = SyntheticSpec().num_nodes, typename Base = ::testing::Test>
+class SyntheticDatasetTest : public Base {
+ protected:
+  void SetUp() override {
+    SyntheticSpec spec;
+    spec.num_nodes = kNodes;
+    ASSERT_OK(WriteSyntheticDataset(dir_.File("data"), spec));
+  }
+  TempDir dir_;
+};
 
 // Small, fast options on a synthetic dataset.
 trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string& model, bool full_graph);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <system_error>
 
@@ -52,8 +53,11 @@ Status WriteNpyFile(const std::string& path, const Tensor& t) {
 
 // Writes `tensors` (file name -> tensor) into dir/sub via dir/sub.tmp. On
 // failure, removes dir/sub.tmp: a full disk leaves no half-written directory.
+// `extra`, when set, writes further files into the temporary directory it
+// is given (streamed arrays too large to hold as one tensor).
 Status WriteSubDir(const std::string& dir, const std::string& sub,
-                   const std::vector<std::pair<std::string, Tensor>>& tensors) {
+                   const std::vector<std::pair<std::string, Tensor>>& tensors,
+                   const std::function<Status(const std::string& tmp_dir)>& extra) {
   const std::string final_dir = dir + "/" + sub;
   const std::string tmp_dir = final_dir + ".tmp";
   FS_RETURN_IF_ERROR(RemoveAll(tmp_dir));
@@ -68,6 +72,7 @@ Status WriteSubDir(const std::string& dir, const std::string& sub,
       FS_RETURN_IF_ERROR(WriteNpyFile(tmp_dir + "/" + file, t));
       FS_RETURN_IF_ERROR(TestPoint("checkpoint.tensor-written"));
     }
+    if (extra) FS_RETURN_IF_ERROR(extra(tmp_dir));
     FS_RETURN_IF_ERROR(FsyncDir(tmp_dir));  // its entries are durable before the rename publishes them
     FS_RETURN_IF_ERROR(RemoveAll(final_dir));
     return TestPoint("checkpoint.subdir-filled");
@@ -134,6 +139,10 @@ Status Get(const nlohmann::json& j, const char* key, const std::string& origin, 
 
 }  // namespace
 
+std::string JsonText(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json TrainOptionsToJson(const TrainOptions& o) {
   nlohmann::json j;
   j["dataset"] = o.dataset;
@@ -141,6 +150,10 @@ nlohmann::json TrainOptionsToJson(const TrainOptions& o) {
   // Recorded when not the default, so checkpoints written before the
   // choice existed keep their options hash (and still resume).
   if (o.node_features != "file") j["node_features"] = o.node_features;
+  if (IsLearned(o.node_features)) {
+    j["sparse_optimizer"] = o.sparse_optimizer;
+    j["sparse_lr"] = o.sparse_lr;
+  }
   j["epochs"] = o.epochs;
   j["batch_size"] = o.batch_size;
   j["fanouts"] = o.fanouts;
@@ -205,7 +218,7 @@ std::string TrainingOptionsHash(const TrainOptions& o) {
     j.erase("batch_size");
     j.erase("fanouts");
   }
-  const std::string s = j.dump();
+  const std::string s = JsonText(j);
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
   for (unsigned char c : s) {
     h ^= c;
@@ -216,8 +229,12 @@ std::string TrainingOptionsHash(const TrainOptions& o) {
   return buf;
 }
 
+std::string LearnedRowsPath(const std::string& dir, const std::string& sub) {
+  return dir + "/" + sub + "/" + kLearnedRowsFile;
+}
+
 Status SaveCheckpoint(const std::string& dir, const GnnModel& model, autograd::Optimizer& optimizer,
-                      bool is_best, CheckpointState* state) {
+                      bool is_best, CheckpointState* state, LearnedNodeTable* learned) {
   FS_RETURN_IF_ERROR(MakeDirs(dir));
   std::vector<std::pair<std::string, Tensor>> params;
   for (const autograd::Parameter* p : model.Parameters()) {
@@ -236,8 +253,14 @@ Status SaveCheckpoint(const std::string& dir, const GnnModel& model, autograd::O
   const std::string last = SubDirName("epoch", state->epoch);
   const std::string best = is_best ? SubDirName("best", state->epoch) : old_best;
   auto write = [&]() -> Status {
-    FS_RETURN_IF_ERROR(WriteSubDir(dir, last, with_optimizer));
-    if (is_best) FS_RETURN_IF_ERROR(WriteSubDir(dir, best, params));
+    std::function<Status(const std::string&)> learned_rows;
+    if (learned != nullptr) {
+      learned_rows = [learned](const std::string& tmp_dir) {
+        return learned->SaveRows(tmp_dir + "/" + kLearnedRowsFile);
+      };
+    }
+    FS_RETURN_IF_ERROR(WriteSubDir(dir, last, with_optimizer, learned_rows));
+    if (is_best) FS_RETURN_IF_ERROR(WriteSubDir(dir, best, params, learned_rows));
     nlohmann::json j;
     j["format"] = kFormat;
     j["version"] = kVersion;
@@ -256,7 +279,7 @@ Status SaveCheckpoint(const std::string& dir, const GnnModel& model, autograd::O
     j["last"] = last;
     j["best"] = best;
     FS_RETURN_IF_ERROR(TestPoint("checkpoint.before-pointer"));
-    return WriteFileAtomic(dir + "/" + kCheckpointFile, j.dump(2) + "\n");
+    return WriteFileAtomic(dir + "/" + kCheckpointFile, JsonText(j, 2) + "\n");
   };
   Status s = write();
   if (!s.ok()) {

@@ -16,6 +16,7 @@
 #include "foresight/core/status.h"
 #include "foresight/trainer/models.h"
 #include "foresight/trainer/train_options.h"
+#include "learned_input.h"
 
 namespace foresight::trainer::internal {
 
@@ -37,6 +38,11 @@ struct CheckpointState {
   std::string best_dir;      // "best-<j>"
 };
 
+// j as text. Paths and names are bytes, not necessarily UTF-8: invalid
+// sequences become U+FFFD instead of the exception nlohmann::json::dump
+// throws. -1 = one line.
+std::string JsonText(const nlohmann::json& j, int indent = -1);
+
 nlohmann::json TrainOptionsToJson(const TrainOptions& o);
 nlohmann::json ModelConfigToJson(const ModelConfig& c);
 Status ModelConfigFromJson(const nlohmann::json& j, const std::string& origin, ModelConfig* out);
@@ -50,8 +56,14 @@ std::string TrainingOptionsHash(const TrainOptions& o);
 // and optimizer_steps. A failure before checkpoint.json is replaced removes
 // what this call created and leaves `state` as it was. The caller holds the
 // directory's CheckpointDirLock.
+// With `learned` (learned node features; may be null), both sub-directories
+// also hold its rows with their optimizer state (kLearnedRowsFile).
 Status SaveCheckpoint(const std::string& dir, const GnnModel& model, autograd::Optimizer& optimizer,
-                      bool is_best, CheckpointState* state);
+                      bool is_best, CheckpointState* state, LearnedNodeTable* learned = nullptr);
+// The learned node features' rows in dir/sub: f32 [N, row_width], each row
+// the embedding then the sparse optimizer's state.
+inline constexpr char kLearnedRowsFile[] = "learned.rows.npy";
+std::string LearnedRowsPath(const std::string& dir, const std::string& sub);
 // Removes what killed or failed writers left in `dir`: "*.tmp" entries, and
 // epoch-*/best-* sub-directories checkpoint.json does not name (all of them
 // when there is no checkpoint.json; none when it is unreadable). Logs one

@@ -20,7 +20,7 @@ class FullGraphRunner : public EpochRunner {
     const storage::Dataset& d = *state_.data->dataset;
     // Dense rows are converted once; table inputs are recomputed every step
     // (the table changes).
-    if (!state_.input->table) {
+    if (!state_.input->table && state_.input->dense.defined()) {
       FS_ASSIGN_OR_RETURN(features_, FeaturesAsF32(state_.ctx, state_.input->dense));
     }
     FS_ASSIGN_OR_RETURN(train_labels_, MaskedLabels(d.labels(), d.train_ids()));
@@ -54,6 +54,13 @@ class FullGraphRunner : public EpochRunner {
 
  private:
   StatusOr<Var> Input(Tape& tape) {
+    if (LearnedNodeTable* learned = state_.input->learned.get()) {
+      // Every node's row, one batch of the table per step (no window).
+      if (!all_ids_.defined()) all_ids_ = IdRange(0, state_.data->dataset->num_nodes());
+      FS_RETURN_IF_ERROR(learned->Enqueue(all_ids_));
+      // file+learned: beside the file's rows (features_).
+      return learned->Forward(tape, state_.optimizer->step_count() + 1, features_);
+    }
     if (!state_.input->table) return Var(features_);
     return InputRows(tape, *state_.model, *state_.input, Tensor());
   }
@@ -62,6 +69,7 @@ class FullGraphRunner : public EpochRunner {
   GraphBlock block_;
   std::vector<GraphBlock*> blocks_;
   Tensor features_;
+  Tensor all_ids_;  // learned rows: 0 .. N-1
   Tensor train_labels_, val_labels_, test_labels_;
 };
 

@@ -27,7 +27,22 @@ struct Loaded {
   internal::CheckpointState state;
   std::unique_ptr<GnnModel> model;
   bool full_graph = false;  // trained on the full graph: infer the same way
+  Tensor learned_rows;      // learned node features: f32 [N, DIM] from the checkpoint
 };
+
+// The embeddings (the first `dim` columns) of a checkpoint's learned rows.
+StatusOr<Tensor> LearnedEmbeddings(const std::string& path, int64_t nodes, int64_t dim) {
+  if (!internal::PathExists(path)) {
+    return DataLoss(path + ": the checkpoint's learned node features are missing");
+  }
+  FS_ASSIGN_OR_RETURN(Tensor rows, storage::MmapNpy(path));
+  if (rows.dim() != 2 || rows.size(0) != nodes || rows.size(1) < dim || rows.dtype() != DType::kF32) {
+    return DataLoss(path + ": holds " + DTypeName(rows.dtype()) + " rows of shape " + ShapeToString(rows.shape()) +
+                    ", expected f32 rows of " + std::to_string(nodes) + " nodes with at least " +
+                    std::to_string(dim) + " columns");
+  }
+  return rows.Slice(1, 0, dim).Contiguous();
+}
 
 Status Load(const InferenceOptions& o, Loaded* out) {
   FS_RETURN_IF_ERROR(o.Validate());
@@ -49,6 +64,12 @@ Status Load(const InferenceOptions& o, Loaded* out) {
   const std::string& sub = o.use_best ? out->state.best_dir : out->state.last_dir;
   FS_RETURN_IF_ERROR(internal::LoadParameters(o.checkpoint_dir, sub, out->model.get()));
   out->full_graph = out->state.options.value("full_graph", false);
+  if (out->input.is_learned()) {
+    // The checkpoint's rows: the embeddings are the input rows.
+    FS_ASSIGN_OR_RETURN(const int64_t dim, internal::ParseLearnedDim(c.node_features));
+    FS_ASSIGN_OR_RETURN(out->learned_rows, LearnedEmbeddings(internal::LearnedRowsPath(o.checkpoint_dir, sub),
+                                                             d.num_nodes(), dim));
+  }
   return Status::OK();
 }
 
@@ -58,7 +79,11 @@ Status Infer(const ExecContext& ctx, const InferenceOptions& o, Loaded& l,
   sampler::NeighborSampler full_neighbors(l.data.graph, std::vector<int64_t>(l.model->num_layers(), -1), 0);
   // Table inputs (sparse features, one-hot) become the model's first-layer
   // rows here, once: [N, hidden] in RAM.
-  Tensor features = l.input.dense;
+  Tensor features = l.input.is_learned() ? l.learned_rows : l.input.dense;
+  if (l.input.is_learned() && l.input.dense.defined()) {  // file+learned: the file's rows first
+    FS_ASSIGN_OR_RETURN(Tensor file_rows, internal::FeaturesAsF32(ctx, l.input.dense));
+    features = internal::ConcatColumns(file_rows, l.learned_rows);
+  }
   if (l.input.table) {
     FS_ASSIGN_OR_RETURN(features, internal::AllInputRows(ctx, *l.model, l.input));
   }
@@ -155,12 +180,16 @@ Status Export(const InferenceOptions& options, const std::string& output_dir) {
   FS_RETURN_IF_ERROR(Infer(ctx, options, l, {}, /*want_embeddings=*/true, &outputs));
 
   FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/embeddings.npy", outputs.embeddings));
+  if (l.input.is_learned()) {
+    FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/learned_features.npy", l.learned_rows));
+  }
   FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/predictions.npy", ArgmaxRows(ctx, outputs.logits[0])));
   // Labels preprocessed from class names: the name of each predicted id.
   const std::vector<std::string>& class_names = l.data.dataset->manifest().class_names;
   if (!class_names.empty()) {
     FS_RETURN_IF_ERROR(
-        internal::WriteFileAtomic(output_dir + "/class_names.json", nlohmann::json(class_names).dump(1) + "\n"));
+        internal::WriteFileAtomic(output_dir + "/class_names.json",
+                                  internal::JsonText(nlohmann::json(class_names), 1) + "\n"));
   }
   if (options.write_logits) FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/logits.npy", outputs.logits[0]));
   if (options.write_probabilities) {

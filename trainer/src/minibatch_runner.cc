@@ -21,6 +21,7 @@
 #include "foresight/sampler/seed_order.h"
 #include "foresight/trainer/feature_trace.h"
 #include "layerwise_inference.h"
+#include "learned_rows_store.h"
 #include "pipeline/feature_pipeline.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline_setup.h"
@@ -101,6 +102,8 @@ class MiniBatchRunner : public EpochRunner {
     if (pipeline_ == nullptr || next_seq_ != first) FS_RETURN_IF_ERROR(StartPipeline(first));
     double loss_sum = 0;
     int64_t correct = 0, counted = 0;
+    LearnedNodeTable* learned = state_.input->learned.get();
+    const LearnedNodeTable::Io learned_before = learned != nullptr ? learned->io() : LearnedNodeTable::Io();
     for (int64_t b = 0; b < nb; ++b) {
       BatchPtr batch;
       double waited = 0;
@@ -111,6 +114,9 @@ class MiniBatchRunner : public EpochRunner {
       }
       Stopwatch watch;
       StepResult r;
+      // Learned rows: their window must be full before the compute turn
+      // is taken (the sample stage that fills it may need that turn).
+      if (state_.input->learned != nullptr) state_.input->learned->WaitReady();
       {
         auto turn = pipeline_->budget().ComputeTurn();
         std::vector<GraphBlock> blocks;
@@ -124,6 +130,15 @@ class MiniBatchRunner : public EpochRunner {
         Var x(batch->x);
         if (state_.input->table) {
           FS_ASSIGN_OR_RETURN(x, InputRows(tape, *state_.model, *state_.input, batch->sampled.input_nodes));
+        } else if (state_.input->learned != nullptr) {
+          // The rows of the batch's input nodes, enqueued by the sample stage.
+          // file+learned: the file's rows (the pipeline's x) beside them.
+          const Tensor file_rows = state_.input->dense.defined() ? batch->x : Tensor();
+          FS_ASSIGN_OR_RETURN(x, state_.input->learned->Forward(tape, state_.optimizer->step_count() + 1, file_rows));
+          if (x.shape()[0] != batch->sampled.input_nodes.numel()) {
+            return Internal("learned node features: " + std::to_string(x.shape()[0]) + " rows for a batch of " +
+                            std::to_string(batch->sampled.input_nodes.numel()) + " input nodes");
+          }
         }
         FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, x, batch->labels, m, &r));
       }
@@ -153,6 +168,16 @@ class MiniBatchRunner : public EpochRunner {
     m->rows_requested = account.io.rows_requested;
     m->bytes_read = account.io.bytes_read;
     m->bytes_written = account.io.bytes_written;
+    if (learned != nullptr && !state_.input->dense.defined()) {
+      // learned:DIM alone: the table's rows are the features read, through its cache.
+      const LearnedNodeTable::Io now = learned->io();
+      m->cache_bytes = learned->cache_bytes();
+      m->cache_hits = now.hits - learned_before.hits;
+      m->cache_misses = now.misses - learned_before.misses;
+      m->rows_requested = now.rows_requested - learned_before.rows_requested;
+      m->bytes_read = now.bytes_read - learned_before.bytes_read;
+      m->bytes_written = now.bytes_written - learned_before.bytes_written;
+    }
     m->stages = StagesOf(account);
     m->bottleneck = Bottleneck(m->stages);
     // The phases of the old serial loop, from the stages that now overlap.
@@ -186,8 +211,20 @@ class MiniBatchRunner : public EpochRunner {
     LayerwiseOutputs outputs;
     // Table inputs: this evaluation's bags of every node, as rows in memory.
     std::unique_ptr<storage::RowStore> table_rows;
-    if (state_.input->table) {
-      FS_ASSIGN_OR_RETURN(Tensor all, AllInputRows(state_.ctx, *state_.model, *state_.input));
+    if (state_.input->learned != nullptr && !state_.input->dense.defined()) {
+      // learned:DIM alone: read from the table chunk by chunk, never all rows at once.
+      FS_ASSIGN_OR_RETURN(table_rows, LearnedRowsStore::Open(state_.input->learned.get()));
+    } else if (state_.input->table || state_.input->learned != nullptr) {
+      Tensor all;
+      if (state_.input->learned != nullptr) {
+        FS_ASSIGN_OR_RETURN(all, state_.input->learned->AllEmbeddings());
+        if (state_.input->dense.defined()) {
+          FS_ASSIGN_OR_RETURN(Tensor file_rows, FeaturesAsF32(state_.ctx, state_.input->dense));
+          all = ConcatColumns(file_rows, all);
+        }
+      } else {
+        FS_ASSIGN_OR_RETURN(all, AllInputRows(state_.ctx, *state_.model, *state_.input));
+      }
       FS_ASSIGN_OR_RETURN(table_rows, storage::MemoryRowStore(all, /*writable=*/false));
     }
     storage::RowStore& features = table_rows != nullptr ? *table_rows
@@ -213,6 +250,8 @@ class MiniBatchRunner : public EpochRunner {
   // the input node ids. The store and cache options apply to stores only.
   Status OpenInputStore(const TrainOptions& o, const storage::Dataset& d) {
     const NodeInput& in = *state_.input;
+    // learned:DIM alone: the table has the store and cache (learned_input.h).
+    if (in.learned != nullptr && !in.dense.defined()) return Status::OK();
     if (in.table) {
       const char* store_option = nullptr;
       if (o.feature_store == "disk") store_option = "feature_store disk";
@@ -334,6 +373,16 @@ class MiniBatchRunner : public EpochRunner {
     c.end_seq = static_cast<int64_t>(o.epochs) * order_->num_batches();
     c.queue_capacity = kQueueCapacity;
     c.max_in_flight = kMaxInFlight;
+    if (LearnedNodeTable* learned = state_.input->learned.get()) {
+      if (pipeline_started_) {
+        // The table's window holds the first pipeline's batches.
+        return Internal("learned node features: the pipeline cannot restart at batch " + std::to_string(first_seq));
+      }
+      c.on_sampled = [learned](int64_t, const Tensor& input_nodes) { return learned->Enqueue(input_nodes); };
+      c.on_sample_end = [learned] { learned->Close(); };
+      c.sample_ahead = learned->lookahead() + 1;
+    }
+    pipeline_started_ = true;
     FS_ASSIGN_OR_RETURN(pipeline_, FeaturePipeline::Start(std::move(c)));
     if (o.progress && !row_path_logged_) {
       FS_LOG(INFO) << "feature pipeline: " << pipeline_->row_path().reason;
@@ -364,6 +413,7 @@ class MiniBatchRunner : public EpochRunner {
   cache::Policy cache_policy_ = cache::Policy::kLookahead;
   std::unique_ptr<FeaturePipeline> pipeline_;
   bool row_path_logged_ = false;
+  bool pipeline_started_ = false;
   int64_t next_seq_ = -1;
   Tensor eval_ids_;
   Tensor eval_labels_;

@@ -17,6 +17,20 @@ StatusOr<NodeInput> OpenNodeInput(const std::string& node_features, const storag
   if (node_features == "degree") {
     in.dense = DegreeFeatures(d.indptr());
     in.width = kDegreeFeatureDim;
+  } else if (IsLearned(node_features)) {
+    FS_ASSIGN_OR_RETURN(in.width, ParseLearnedDim(node_features));
+    if (WithFileFeatures(node_features)) {
+      // The dataset's dense rows, the learned ones beside them.
+      if (d.sparse_features() || d.feature_dim() < 1) {
+        return FailedPrecondition(d.dir() + ": --node-features " + node_features + " puts learned rows beside the "
+                                  "dataset's dense features, and " +
+                                  (d.sparse_features() ? std::string("its features are sparse")
+                                                       : std::string("it has no features")) +
+                                  "; use --node-features learned:DIM alone");
+      }
+      in.dense = d.features();
+      in.width += d.feature_dim();
+    }
   } else if (node_features == "one-hot") {
     in.table = true;
     in.width = d.num_nodes();
@@ -34,12 +48,13 @@ StatusOr<NodeInput> OpenNodeInput(const std::string& node_features, const storag
     if (in.width < 1) {
       return FailedPrecondition(
           d.dir() + ": the dataset has no node features, so the model has nothing to read; pass --node-features "
-          "degree (log-degree and degree buckets, computed from the graph) or --node-features one-hot (a learned "
-          "row per node), or preprocess again with --features F (.npy, text rows or sparse .json) or "
+          "degree (log-degree and degree buckets, computed from the graph), --node-features learned:DIM (a "
+          "learned embedding of DIM values per node) or --node-features one-hot (node identity as a learned row "
+          "of the first layer), or preprocess again with --features F (.npy, text rows or sparse .json) or "
           "--sparse-features F");
     }
   } else {
-    return InvalidArgument("node_features: '" + node_features + "' is not one of file, degree, one-hot");
+    return InvalidArgument("node_features: '" + node_features + "' is not one of file, degree, one-hot, learned:DIM");
   }
   return in;
 }

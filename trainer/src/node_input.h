@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "foresight/autograd/tape.h"
@@ -14,6 +15,7 @@
 #include "foresight/core/tensor.h"
 #include "foresight/storage/dataset.h"
 #include "foresight/trainer/models.h"
+#include "learned_input.h"
 
 namespace foresight::trainer::internal {
 
@@ -22,15 +24,20 @@ inline constexpr int64_t kDegreeBuckets = 16;
 inline constexpr int64_t kDegreeFeatureDim = kDegreeBuckets + 1;
 
 struct NodeInput {
-  std::string kind;       // "file", "degree" or "one-hot"
+  std::string kind;       // "file", "degree", "one-hot" or "learned:DIM"
   bool table = false;     // rows go through the model's input table (ModelConfig::input_table)
   int64_t width = 0;      // ModelConfig::in_features
   // !table: the rows, [N, width] f32 or f16 on the host (the dataset's
-  // mmap'd features, or computed degree features).
+  // mmap'd features, or computed degree features); file+learned:DIM: the
+  // file's rows alone, [N, width - DIM]; learned:DIM: undefined.
   Tensor dense;
   // table with sparse features: the dataset's CSR rows (i64 [N+1], i32
   // [nnz], f32 [nnz]). Undefined for one-hot (row v is e_v).
   Tensor indptr, indices, values;
+  // learned:DIM: the table of the rows (width = DIM, no dense rows); set by
+  // whoever trains or infers with it (OpenNodeInput leaves it null).
+  std::shared_ptr<LearnedNodeTable> learned;
+  bool is_learned() const { return IsLearned(kind); }
 };
 
 // The input `node_features` names, for dataset `d`: an error that says what

@@ -5,10 +5,9 @@
 //
 // Two ways to arm them, both counting the points a process passes, in order,
 // from 1:
-// - FORESIGHT_TEST_KILL_AT_POINT in the environment (read once): "N" kills
-//   at the N-th point passed, "NAME" at the first pass of the point NAME,
-//   "NAME:N" at its N-th pass. The process writes "test point N (NAME):
-//   SIGKILL" to stderr and raises SIGKILL. The kill-and-resume test
+// - FORESIGHT_TEST_KILL_AT in the environment: every point is also a
+//   foresight::TestKillPoint (foresight/core/test_kill_point.h), so "N",
+//   "NAME" or "NAME:N" SIGKILLs the process there. The kill-and-resume test
 //   (tests/trainer/kill_resume_test.cc) uses it to land kills inside
 //   checkpoint writes reliably; nothing else may set it.
 // - SetFailAtPointForTesting(N) in-process: the N-th point returns a

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "foresight/core/device.h"
+#include "foresight/kernels/ops.h"
+#include "learned_input.h"
 
 namespace foresight::trainer {
 
@@ -22,13 +24,22 @@ Status TrainOptions::Validate() const {
   if (model != "sage" && model != "gcn" && model != "gat") {
     return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat");
   }
-  if (node_features.rfind("learned:", 0) == 0) {
-    return Unimplemented("node_features: learned node features need the embed/ tables, not built yet; use "
-                         "degree or one-hot");
-  }
-  if (node_features != "file" && node_features != "degree" && node_features != "one-hot") {
+  const bool learned = internal::IsLearned(node_features);
+  if (learned) FS_RETURN_IF_ERROR(internal::ParseLearnedDim(node_features).status());
+  if (!learned && node_features != "file" && node_features != "degree" && node_features != "one-hot") {
     return InvalidArgument("node_features: '" + node_features +
                            "' is not one of file, degree, one-hot, learned:DIM");
+  }
+  {
+    StatusOr<kernels::SparseOptimizer> sparse = kernels::ParseSparseOptimizer(sparse_optimizer);
+    if (!sparse.ok()) return InvalidArgument("sparse_optimizer: " + sparse.status().message());
+  }
+  if (!(sparse_lr > 0.0f) || !std::isfinite(sparse_lr)) {
+    return InvalidArgument("sparse_lr: must be a positive number, got " + std::to_string(sparse_lr));
+  }
+  if (learned && memory_budget > 0) {
+    return InvalidArgument("memory_budget: learned node features size their table's cache with --cache-size "
+                           "(the memory plan does not count the table yet)");
   }
   if (epochs < 1) return InvalidArgument("epochs: must be >= 1, got " + std::to_string(epochs));
   if (layers < 1) return InvalidArgument("layers: must be >= 1, got " + std::to_string(layers));
@@ -100,10 +111,11 @@ Status TrainOptions::Validate() const {
                            "order = partition (got order = " + order + ")");
   }
   if (full_graph) {
-    // Full-graph training reads every feature at once from the mapped file.
+    // Full-graph training reads every feature at once from the mapped file
+    // (learned features: from their table, through its cache).
     const char* mini_batch_only = nullptr;
-    if (feature_store == "disk") mini_batch_only = "feature_store: disk";
-    else if (cache_size > 0) mini_batch_only = "cache_size";
+    if (feature_store == "disk" && !learned) mini_batch_only = "feature_store: disk";
+    else if (cache_size > 0 && !learned) mini_batch_only = "cache_size";
     else if (order != "random") mini_batch_only = "order: partition";
     else if (sampling != "full") mini_batch_only = "sampling: resident";
     else if (memory_budget > 0) mini_batch_only = "memory_budget";

@@ -36,13 +36,15 @@ ModelConfig ModelConfigFor(const TrainOptions& o, const storage::Dataset& d, con
   return c;
 }
 
-// Restores model, optimizer and progress from options.checkpoint_dir after
-// checking that it was written by the same configuration. Sets *resumed to
-// false, and leaves everything as it was, when the directory holds no
-// complete checkpoint (a run killed before its first one finished): a
-// restart script that always passes --resume then starts from epoch 1.
+// Restores model, optimizer, learned node features and progress from
+// options.checkpoint_dir after checking that it was written by the same
+// configuration. Sets *resumed to false, and leaves everything as it was,
+// when the directory holds no complete checkpoint (a run killed before its
+// first one finished): a restart script that always passes --resume then
+// starts from epoch 1.
 Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* model,
-              autograd::Optimizer* optimizer, CheckpointState* state, bool* resumed) {
+              autograd::Optimizer* optimizer, internal::LearnedNodeTable* learned, CheckpointState* state,
+              bool* resumed) {
   *resumed = false;
   StatusOr<CheckpointState> saved = internal::ReadCheckpointState(o.checkpoint_dir);
   if (!saved.ok() && saved.status().code() == StatusCode::kNotFound) {
@@ -54,20 +56,24 @@ Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* mod
   if (state->options_hash != fresh.options_hash) {
     return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir +
                               " was written with different training options (" +
-                              state->options.dump() + ") than this run's (" + fresh.options.dump() +
+                              internal::JsonText(state->options) + ") than this run's (" +
+                              internal::JsonText(fresh.options) +
                               "); only epochs, patience, threads, paths and eval_batch_size may change");
   }
   if (state->num_nodes != fresh.num_nodes ||
       internal::ModelConfigToJson(state->model) != internal::ModelConfigToJson(fresh.model)) {
     return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir + " is for a model of " +
-                              internal::ModelConfigToJson(state->model).dump() + " on " +
+                              internal::JsonText(internal::ModelConfigToJson(state->model)) + " on " +
                               std::to_string(state->num_nodes) + " nodes, but this dataset gives " +
-                              internal::ModelConfigToJson(fresh.model).dump() + " on " +
+                              internal::JsonText(internal::ModelConfigToJson(fresh.model)) + " on " +
                               std::to_string(fresh.num_nodes) + " nodes");
   }
   FS_RETURN_IF_ERROR(internal::LoadParameters(o.checkpoint_dir, state->last_dir, model));
   FS_RETURN_IF_ERROR(internal::LoadOptimizerState(o.checkpoint_dir, state->last_dir, state->optimizer_steps,
                                                   optimizer));
+  if (learned != nullptr) {
+    FS_RETURN_IF_ERROR(learned->LoadRows(internal::LearnedRowsPath(o.checkpoint_dir, state->last_dir)));
+  }
   state->options = fresh.options;  // the new epochs / patience are what later saves record
   *resumed = true;
   if (state->stopped_early || state->epoch >= o.epochs) {
@@ -110,6 +116,15 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   FS_ASSIGN_OR_RETURN(std::unique_ptr<autograd::Optimizer> optimizer,
                       autograd::Optimizer::Create(optimizer_options, model->Parameters()));
 
+  // Learned node features: their table (a file in a temporary directory
+  // for mmap and disk stores unless --table-dir names one).
+  std::unique_ptr<internal::TempDir> table_dir;
+  if (input.is_learned()) {
+    FS_ASSIGN_OR_RETURN(input.learned,
+                        internal::OpenLearnedTable(options, data.dataset->num_nodes(), data.dataset->indptr(),
+                                                   options.full_graph ? 0 : options.lookahead, &table_dir));
+  }
+
   CheckpointState state;
   state.num_nodes = data.dataset->num_nodes();
   state.model = model_config;
@@ -118,7 +133,8 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   bool resumed = false;
   if (options.resume) {
     CheckpointState fresh = state;
-    FS_RETURN_IF_ERROR(Resume(options, fresh, model.get(), optimizer.get(), &state, &resumed));
+    FS_RETURN_IF_ERROR(
+        Resume(options, fresh, model.get(), optimizer.get(), input.learned.get(), &state, &resumed));
   }
 
   // With checkpoints, each metrics line is made durable before its epoch's
@@ -199,7 +215,8 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
     if (metrics) FS_RETURN_IF_ERROR(metrics->WriteEpoch(m));
     FS_RETURN_IF_ERROR(internal::TestPoint("metrics.epoch-written"));
     if (!options.checkpoint_dir.empty()) {
-      FS_RETURN_IF_ERROR(internal::SaveCheckpoint(options.checkpoint_dir, *model, *optimizer, improved, &state));
+      FS_RETURN_IF_ERROR(internal::SaveCheckpoint(options.checkpoint_dir, *model, *optimizer, improved, &state,
+                                                  input.learned.get()));
     }
     if (own_display) reporter.OnEpoch(m);
     if (callbacks.on_epoch) callbacks.on_epoch(m);

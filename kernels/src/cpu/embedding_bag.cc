@@ -17,6 +17,8 @@
 #include <immintrin.h>
 #endif
 
+#include "../check.h"
+#include "../embedding_bag_args.h"
 #include "cpu_ops.h"
 
 namespace foresight::kernels::cpu {
@@ -104,50 +106,16 @@ Status CheckBagOffsets(const char* op, const int64_t* offsets, int64_t num_bags,
   return Status::OK();
 }
 
-Status CheckTableOffsets(const char* op, const int64_t* to, int64_t tables, int64_t rows) {
-  if (to[0] < 0) return InvalidArgument(std::string(op) + ": table_offsets[0] is negative");
-  for (int64_t t = 0; t < tables; ++t) {
-    if (to[t + 1] < to[t]) {
-      return InvalidArgument(std::string(op) + ": table_offsets must not decrease (table " + std::to_string(t) +
-                             " ends before it starts)");
-    }
-  }
-  if (to[tables] > rows) {
-    return InvalidArgument(std::string(op) + ": table_offsets[" + std::to_string(tables) + "] = " +
-                           std::to_string(to[tables]) + " exceeds the " + std::to_string(rows) + " rows of weights");
-  }
-  return Status::OK();
-}
-
-// The shape of a call, read once.
-struct Bags {
-  int64_t batch = 0, tables = 0, dim = 0, row_width = 0, rows = 0, num_ids = 0;
-  const int64_t* offsets = nullptr;
-  const int64_t* table_offsets = nullptr;  // null: ids are rows of weights
-  const float* psw = nullptr;
-  Pooling pooling = Pooling::kSum;
-
-  int64_t num_bags() const { return batch * tables; }
-  int64_t base(int64_t t) const { return table_offsets != nullptr ? table_offsets[t] : 0; }
-  int64_t limit(int64_t t) const { return table_offsets != nullptr ? table_offsets[t + 1] - table_offsets[t] : rows; }
-};
+using Bags = internal::EmbeddingBagArgs;
 
 StatusOr<Bags> ReadBags(const char* op, const EmbeddingRowLayout& layout, const Tensor& weights,
                         const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets,
                         const Tensor& psw, Pooling pooling, const Tensor& pooled) {
-  Bags g;
-  g.batch = pooled.size(0);
-  g.dim = layout.dim;
-  g.tables = pooled.size(1) / layout.dim;
-  g.row_width = layout.row_width();
-  g.rows = weights.size(0);
-  g.num_ids = ids.size(0);
-  g.offsets = offsets.data<int64_t>();
-  g.table_offsets = table_offsets.defined() ? table_offsets.data<int64_t>() : nullptr;
-  g.psw = psw.defined() ? psw.data<float>() : nullptr;
-  g.pooling = pooling;
+  const Bags g = internal::UnpackEmbeddingBagArgs(layout, weights, table_offsets, ids, offsets, psw, pooling, pooled);
   FS_RETURN_IF_ERROR(CheckBagOffsets(op, g.offsets, g.num_bags(), g.num_ids));
-  if (g.table_offsets != nullptr) FS_RETURN_IF_ERROR(CheckTableOffsets(op, g.table_offsets, g.tables, g.rows));
+  if (g.table_offsets != nullptr) {
+    FS_RETURN_IF_ERROR(internal::CheckTableOffsetValues(op, g.table_offsets, g.tables, g.rows));
+  }
   return g;
 }
 
@@ -206,7 +174,7 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
             AddRow(o, row, g.dim);
           }
         }
-        if (g.pooling == Pooling::kMean && k1 > k0) {
+        if (g.mean && k1 > k0) {
           const float len = static_cast<float>(k1 - k0);
           for (int64_t j = 0; j < g.dim; ++j) o[j] = o[j] / len;
         }
@@ -343,7 +311,7 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
   grad_at.resize(static_cast<size_t>(n));
   sorted.resize(static_cast<size_t>(n));
   const int64_t dim = g.dim, out_width = g.tables * g.dim;
-  const bool need_bag = g.psw == nullptr && g.pooling == Pooling::kMean;  // coef() reads bag lengths
+  const bool need_bag = g.psw == nullptr && g.mean;  // coef() reads bag lengths
   ctx.pool->ParallelFor(nb, 4096, [&](int64_t q0, int64_t q1) {
     // Bag q is sample q % batch of table q / batch: one division a chunk,
     // then (sample, table) steps along (a division per id cost as much as
@@ -392,9 +360,9 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
   auto coef = [&](int64_t k) {
     if (g.psw != nullptr) return g.psw[k];
     const int64_t q = bag_of[k];
-    return g.pooling == Pooling::kMean ? 1.0f / static_cast<float>(g.offsets[q + 1] - g.offsets[q]) : 1.0f;
+    return g.mean ? 1.0f / static_cast<float>(g.offsets[q + 1] - g.offsets[q]) : 1.0f;
   };
-  const bool scaled = g.psw != nullptr || g.pooling == Pooling::kMean;
+  const bool scaled = g.psw != nullptr || g.mean;
   ctx.pool->ParallelFor(num_groups, kGroupGrain, [&](int64_t r0, int64_t r1) {
     thread_local std::vector<float> grad, scratch;
     grad.resize(static_cast<size_t>(dim));

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "../check.h"
+#include "../embedding_bag_args.h"
 #include "cuda_ops.h"
 #include "foresight/core/cuda_streams.h"
 
@@ -48,18 +50,9 @@ struct DeviceErrors {
   long long bad_id;      // id position out of its table's range
 };
 
-struct BagArgs {
-  int64_t batch, tables, dim, row_width, rows, num_ids;
-  const int64_t* offsets;
-  const int64_t* table_offsets;  // device; null: ids are rows of weights
-  const float* psw;
-  bool mean;
-  cudaStream_t stream;  // the host's: ctx.stream_slot's stream (never read on the device)
-
-  __device__ int64_t base(int64_t t) const { return table_offsets != nullptr ? table_offsets[t] : 0; }
-  __device__ int64_t limit(int64_t t) const {
-    return table_offsets != nullptr ? table_offsets[t + 1] - table_offsets[t] : rows;
-  }
+// The call's shape and pointers (shared with the CPU) and the host's stream.
+struct BagArgs : internal::EmbeddingBagArgs {
+  cudaStream_t stream = nullptr;  // ctx.stream_slot's stream (never read on the device)
 };
 
 __device__ inline float LoadW(const float* p) { return *p; }
@@ -216,18 +209,7 @@ Status CheckTableOffsets(const char* op, const Tensor& table_offsets, int64_t ta
   std::vector<int64_t> to(static_cast<size_t>(tables + 1));
   FS_RETURN_IF_ERROR(
       CopyNow(to.data(), table_offsets.raw_data(), to.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
-  if (to[0] < 0) return InvalidArgument(std::string(op) + ": table_offsets[0] is negative");
-  for (int64_t t = 0; t < tables; ++t) {
-    if (to[t + 1] < to[t]) {
-      return InvalidArgument(std::string(op) + ": table_offsets must not decrease (table " + std::to_string(t) +
-                             " ends before it starts)");
-    }
-  }
-  if (to[tables] > rows) {
-    return InvalidArgument(std::string(op) + ": table_offsets[" + std::to_string(tables) + "] = " +
-                           std::to_string(to[tables]) + " exceeds the " + std::to_string(rows) + " rows of weights");
-  }
-  return Status::OK();
+  return internal::CheckTableOffsetValues(op, to.data(), tables, rows);
 }
 
 // Copies the device's error record back and turns it into a Status.
@@ -257,16 +239,8 @@ StatusOr<BagArgs> MakeArgs(const ExecContext& ctx, const char* op, const Embeddi
                            const Tensor& weights, const Tensor& table_offsets, const Tensor& ids,
                            const Tensor& offsets, const Tensor& psw, Pooling pooling, const Tensor& pooled) {
   BagArgs a;
-  a.batch = pooled.size(0);
-  a.dim = layout.dim;
-  a.tables = pooled.size(1) / layout.dim;
-  a.row_width = layout.row_width();
-  a.rows = weights.size(0);
-  a.num_ids = ids.size(0);
-  a.offsets = offsets.data<int64_t>();
-  a.table_offsets = table_offsets.defined() ? table_offsets.data<int64_t>() : nullptr;
-  a.psw = psw.defined() ? psw.data<float>() : nullptr;
-  a.mean = pooling == Pooling::kMean;
+  static_cast<internal::EmbeddingBagArgs&>(a) =
+      internal::UnpackEmbeddingBagArgs(layout, weights, table_offsets, ids, offsets, psw, pooling, pooled);
   FS_RETURN_IF_ERROR(cudaSetDevice(weights.device().index) == cudaSuccess
                          ? Status::OK()
                          : Internal(std::string(op) + ": cudaSetDevice failed"));

@@ -1,5 +1,6 @@
 #include "feature_pipeline.h"
 
+#include <algorithm>
 #include <iterator>
 #include <string>
 
@@ -9,7 +10,7 @@ namespace foresight::trainer::internal {
 FeaturePipeline::FeaturePipeline(PipelineConfig config)
     : config_(std::move(config)),
       budget_(config_.ctx.pool),
-      sampled_(config_.queue_capacity),
+      sampled_(config_.queue_capacity + std::max(0, config_.sample_ahead)),
       planned_(config_.queue_capacity),
       read_(config_.queue_capacity),
       assembled_(config_.queue_capacity),

@@ -59,6 +59,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -129,6 +130,17 @@ struct PipelineConfig {
   int64_t end_seq = 0;    // one past the last batch
   // Batches each queue holds. Default: 2
   int queue_capacity = 2;
+  // Called by the sample stage with each batch's sequence number and input
+  // nodes, in order, before the batch enters the queues; an error stops
+  // the pipeline. on_sample_end runs when the sample stage ends, however it
+  // ends. Learned node features enqueue their lookahead window here
+  // (trainer/src/learned_input.h). Default: none
+  std::function<Status(int64_t seq, const Tensor& input_nodes)> on_sampled;
+  std::function<void()> on_sample_end;
+  // Extra batches the sampled queue holds, so the sample stage may run that
+  // many batches further ahead of compute (a consumer of on_sampled that
+  // needs a window of W batches asks for W). Default: 0
+  int sample_ahead = 0;
   // Batches planned and not yet released (their slots pinned). Default: 4
   int max_in_flight = 4;
 };

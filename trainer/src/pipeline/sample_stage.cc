@@ -10,6 +10,13 @@ namespace foresight::trainer::internal {
 
 Status FeaturePipeline::RunSample(StageWorker& w) {
   const PipelineConfig& c = config_;
+  // However the stage ends, a consumer waiting on on_sampled is woken.
+  struct EndNotice {
+    const std::function<void()>& fn;
+    ~EndNotice() {
+      if (fn) fn();
+    }
+  } end_notice{c.on_sample_end};
   sampler::NeighborSampler sampler(c.graph, c.fanouts, c.seed);
   sampler::ResidentMask resident;  // consecutive batches of a group reuse it
   for (int64_t seq = c.start_seq; seq < c.end_seq; ++seq) {
@@ -30,6 +37,7 @@ Status FeaturePipeline::RunSample(StageWorker& w) {
       }
       return sampler.Sample(c.ctx, seeds, b->epoch, b->index, &b->sampled);
     }));
+    if (c.on_sampled) FS_RETURN_IF_ERROR(c.on_sampled(b->seq, b->sampled.input_nodes));
     const double busy = timer.Lap();
     double waited = 0;
     const int64_t epoch = b->epoch;

@@ -55,6 +55,8 @@ Status Evaluate(const InferenceOptions& options, EvaluationResult* out);
 // predictions.npy  i64 [N]: argmax of the logits (first max wins),
 // class_names.json ["name of class 0", ...] when the dataset's labels were
 //                  class names (manifest "class_names"),
+// learned_features.npy  f32 [N, DIM]: the learned node features (the
+//                  input rows) of a model trained with learned:DIM,
 // logits.npy / probabilities.npy when asked, and
 // original_ids.npy always, so row i maps back to the input's id of node i
 // (the dataset's original_ids.npy, or i64 0..N-1 when ids were kept).

@@ -23,10 +23,25 @@ struct TrainOptions {
   //               of floor(log2(1 + in-degree)) in 16 buckets (17 columns);
   //   "one-hot"   node identity: row v is e_v, read as row v of the model's
   //               input table (never a dense N x N matrix);
-  //   "learned:DIM" out-of-core learned node embeddings (embed/ tables):
-  //               not built yet, an error.
-  // A dataset without features needs degree or one-hot. Default: file
+  //   "learned:DIM" a learned embedding of DIM values per node (an
+  //               embed/ table on the feature store below, updated by the
+  //               sparse optimizer), read as the model's input rows;
+  //   "file+learned:DIM" the dataset's dense features with DIM learned
+  //               values beside them (the store and cache options then
+  //               apply to the file's rows; the table has no cache).
+  // A dataset without features needs degree, one-hot or learned:DIM.
+  // Default: file
   std::string node_features = "file";
+  // learned:DIM: the optimizer of the embedding rows, fused into the
+  // backward pass with its state beside each row: "sgd", "rowwise-adagrad"
+  // (one f32 of state a row) or "adam" (2 x DIM). Default: rowwise-adagrad
+  std::string sparse_optimizer = "rowwise-adagrad";
+  // learned:DIM: the sparse optimizer's learning rate. Default: 0.05
+  float sparse_lr = 0.05f;
+  // learned:DIM with feature_store mmap or disk: the directory of the
+  // table's file (learned_rows.npy, replaced by each run). Default: "" = a
+  // temporary directory, removed when training ends
+  std::string table_dir;
   // Number of passes over the training ids. Default: 200
   int epochs = 200;
   // Training seeds per mini-batch (ignored with full_graph). Default: 1024
@@ -91,7 +106,9 @@ struct TrainOptions {
   // Where training reads node features: "memory" (the features file loaded
   // into RAM), "mmap" (mapped read-only; touched pages count as RSS; today's
   // behaviour) or "disk" (O_DIRECT reads on io_uring: RAM holds only the
-  // cache and the batches in flight). Default: mmap
+  // cache and the batches in flight). learned:DIM keeps its table there
+  // (mmap and disk: a file in table_dir), behind the feature cache options
+  // below. Default: mmap
   std::string feature_store = "mmap";
   // Feature cache policy: "lookahead" (evict the row used farthest in the
   // next `lookahead` batches), "lru" or "static" (the rows of highest
