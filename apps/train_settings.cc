@@ -235,7 +235,8 @@ const std::vector<TrainKey>& TrainKeys() {
   using O = TrainOptions;
   static const std::vector<TrainKey> keys = {
       {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
-      {"model", "Model: sage, gcn or gat", &O::model, "sage|gcn|gat", false},
+      {"model", "Model: sage, gcn or gat on a graph dataset; dlrm on a clicks dataset", &O::model,
+       "sage|gcn|gat|dlrm", false},
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
        "degree buckets), one-hot (a learned row per node), learned:DIM (embed/ tables: not built yet)",
@@ -293,6 +294,23 @@ const std::vector<TrainKey>& TrainKeys() {
        "Neighbour sampling: full, or resident (only in-neighbours in the batch's partition group; needs "
        "--order partition)",
        &O::sampling, "full|resident", false},
+      {"bottom-mlp", "dlrm: widths of the bottom MLP over the dense features (with --interaction dot the last "
+       "is --embedding-dim)", &O::bottom_mlp, nullptr, false},
+      {"top-mlp", "dlrm: widths of the top MLP; the last is 1, the click logit", &O::top_mlp, nullptr, false},
+      {"embedding-dim", "dlrm: columns of every embedding table", &O::embedding_dim, nullptr, false},
+      {"interaction", "dlrm: dot (pairwise dot products) or cat (concatenation)", &O::interaction, "dot|cat",
+       false},
+      {"sparse-optimizer", "dlrm: the tables' optimizer, fused into their backward", &O::sparse_optimizer,
+       "sgd|rowwise-adagrad|adam", false},
+      {"sparse-lr", "dlrm: the tables' learning rate", &O::sparse_lr, nullptr, false},
+      {"eval-every", "dlrm: also evaluate (and write a metrics line) every N training steps (0 = at epoch ends "
+       "only)", &O::eval_every, nullptr, false},
+      {"table-store",
+       "dlrm: where the embedding tables live: memory, mmap, disk (O_DIRECT on io_uring) or rocksdb; all but a "
+       "memory store with no cache train behind the --cache-policy/--cache-size cache",
+       &O::table_store, "memory|mmap|disk|rocksdb", false},
+      {"table-dir", "dlrm: where mmap, disk and rocksdb tables are created (a new directory in it, removed at the "
+       "end; default: $TMPDIR, else /tmp)", &O::table_dir, nullptr, false},
       {"resident-partitions",
        "Partitions per group of --order partition, resident together for --sampling resident (default: 0 = "
        "as many as the feature cache holds, at least 1)",

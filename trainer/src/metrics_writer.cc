@@ -142,8 +142,16 @@ Status MetricsWriter::WriteEpoch(const EpochMetrics& m) {
   return Status::OK();
 }
 
-Status MetricsWriter::WriteFinal(const TrainSummary& s) {
-  const std::string line = FinalLine(s) + "\n";
+Status MetricsWriter::WriteLine(const nlohmann::json& j, bool ends_epoch) {
+  FS_RETURN_IF_ERROR(Append(j.dump() + "\n"));
+  if (ends_epoch) ++kept_epochs_;
+  return Status::OK();
+}
+
+Status MetricsWriter::WriteFinal(const TrainSummary& s) { return WriteFinalText(FinalLine(s)); }
+
+Status MetricsWriter::WriteFinalText(const std::string& text) {
+  const std::string line = text + "\n";
   if (dropped_ == line) {  // a finished run resumed: the file is already complete
     dropped_.clear();
     return Status::OK();

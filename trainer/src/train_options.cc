@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "dlrm_options.h"
+
 namespace foresight::trainer {
 
 namespace {
@@ -17,8 +19,9 @@ std::string FanoutsToString(const std::vector<int64_t>& fanouts) {
 
 Status TrainOptions::Validate() const {
   if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
+  if (model == "dlrm") return internal::ValidateDlrmOptions(*this);
   if (model != "sage" && model != "gcn" && model != "gat") {
-    return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat");
+    return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat, dlrm");
   }
   if (node_features.rfind("learned:", 0) == 0) {
     return Unimplemented("node_features: learned node features need the embed/ tables, not built yet; use "

@@ -14,7 +14,8 @@ namespace foresight::trainer {
 struct TrainOptions {
   // Dataset directory (storage::Dataset layout). Required.
   std::string dataset;
-  // Model: "sage" (GraphSAGE, mean aggregator), "gcn" or "gat". Default: sage
+  // Model: "sage" (GraphSAGE, mean aggregator), "gcn" or "gat" on a graph
+  // dataset; "dlrm" on a clicks dataset (the DLRM fields below). Default: sage
   std::string model = "sage";
   // What the model reads as node features:
   //   "file"      the dataset's features (dense features.npy, or the sparse
@@ -123,6 +124,42 @@ struct TrainOptions {
   // together for --sampling resident); 0 = as many partitions as the
   // feature cache can hold (at least 1). Default: 0
   int resident_partitions = 0;
+
+  // --- DLRM (model = "dlrm", on a clicks dataset). batch_size, epochs,
+  // lr / optimizer / weight_decay (the dense parameters), dropout (on the
+  // MLPs' hidden activations), seed, threads, eval_batch_size (samples per
+  // evaluation batch), metrics, checkpoints and the cache options
+  // (cache_policy, cache_size, lookahead, io_depth, memory_budget) apply too.
+
+  // Widths of the bottom MLP's layers (on the dense features; each layer
+  // Linear + ReLU). With interaction "dot" the last is the embedding dim.
+  // Default: {512, 256, 64}
+  std::vector<int64_t> bottom_mlp = {512, 256, 64};
+  // Widths of the top MLP's layers (ReLU between them); the last is 1, the
+  // click logit. Default: {512, 256, 1}
+  std::vector<int64_t> top_mlp = {512, 256, 1};
+  // Columns of every embedding table. Default: 64
+  int64_t embedding_dim = 64;
+  // "dot" (pairwise dot products of the bottom output and the tables'
+  // embeddings, beside the bottom output) or "cat" (concatenation).
+  // Default: dot
+  std::string interaction = "dot";
+  // The tables' optimizer, fused into their backward: "sgd",
+  // "rowwise-adagrad" or "adam" (state kept beside each row). Default: sgd
+  std::string sparse_optimizer = "sgd";
+  // The tables' learning rate. Default: 0.01
+  float sparse_lr = 0.01f;
+  // Evaluate (and write a metrics line) every N training steps as well as
+  // at the end of each epoch; 0 = only at the end of each epoch. Default: 0
+  int64_t eval_every = 0;
+  // Where the tables live: "memory", "mmap", "disk" (O_DIRECT on io_uring)
+  // or "rocksdb"; all but memory go through the cache (cache_policy,
+  // cache_size, lookahead). Default: memory
+  std::string table_store = "memory";
+  // Where mmap, disk and rocksdb tables are created: a new directory in it
+  // (foresight-tables-XXXXXX), removed when training ends; "" = $TMPDIR,
+  // else /tmp. Default: ""
+  std::string table_dir;
 
   // Checks ranges and combinations; the message names the option.
   Status Validate() const;

@@ -1,0 +1,445 @@
+#include "dlrm_runner.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "click_batch.h"
+#include "click_metrics.h"
+#include "dlrm_model.h"
+#include "dlrm_schedule.h"
+#include "epoch_runner.h"
+#include "foresight/autograd/functional.h"
+#include "foresight/autograd/optimizer.h"
+#include "foresight/core/logging.h"
+#include "foresight/core/progress.h"
+#include "foresight/core/stopwatch.h"
+#include "foresight/core/thread_pool.h"
+#include "foresight/embed/embedding_bag_collection.h"
+#include "metrics_writer.h"
+
+namespace foresight::trainer::internal {
+
+namespace {
+
+std::string Fixed(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, v);
+  return buf;
+}
+
+// A directory for the tables' files, removed with this object.
+class ScratchDir {
+ public:
+  ~ScratchDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+    if (ec) {
+      FS_LOG(WARNING) << "could not remove the table directory " << path_ << ": " << ec.message();
+    }
+  }
+  Status Create(const std::string& parent) {
+    std::string base = parent;
+    if (base.empty()) {
+      const char* tmp = getenv("TMPDIR");
+      base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    }
+    std::string templ = base + "/foresight-tables-XXXXXX";
+    if (mkdtemp(templ.data()) == nullptr) {
+      return ErrnoError("create a table directory in " + base + " (table_dir)", errno);
+    }
+    path_ = templ;
+    return Status::OK();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Counters at one moment, to report the difference between two.
+struct CacheSnapshot {
+  int64_t hits = 0, misses = 0, bytes_read = 0, bytes_written = 0;
+};
+
+struct Inflight {
+  ScheduledItem item;
+  ClickBatch batch;  // kTrain, kEval
+};
+
+class DlrmTrainer {
+ public:
+  DlrmTrainer(const TrainOptions& o, const TrainCallbacks& callbacks)
+      : o_(o), callbacks_(callbacks), pool_(o.threads), ctx_(CpuContext(o.seed, &pool_)) {}
+
+  Status Run(TrainSummary* out);
+
+ private:
+  Status OpenData();
+  Status OpenTables();
+  Status SetStaticKeys();
+  Status Fill();
+  Status TrainBatch(const Inflight& b);
+  Status EvalBatch(const Inflight& b);
+  Status Report(const ScheduledItem& item);
+  CacheSnapshot Snapshot() const;
+  std::string CacheStatus() const;
+
+  const TrainOptions& o_;
+  const TrainCallbacks& callbacks_;
+  ThreadPool pool_;
+  ExecContext ctx_;
+  std::unique_ptr<storage::ClicksDataset> data_;
+  std::unique_ptr<sampler::SeedOrder> order_;
+  std::unique_ptr<DlrmSchedule> schedule_;
+  ScratchDir scratch_;
+  std::unique_ptr<embed::EmbeddingBagCollection> tables_;
+  int64_t cache_bytes_ = 0;
+  std::unique_ptr<DlrmModel> model_;
+  std::unique_ptr<autograd::Optimizer> optimizer_;
+  kernels::SparseOptimizerConfig sparse_;
+  std::unique_ptr<MetricsWriter> metrics_;
+  std::unique_ptr<Progress> progress_;
+  bool own_display_ = false;
+
+  std::deque<Inflight> window_;
+  int64_t batches_ahead_ = 0;  // kTrain / kEval items in window_
+  bool schedule_done_ = false;
+
+  // Since the last report.
+  double loss_sum_ = 0;
+  int64_t loss_steps_ = 0, samples_ = 0;
+  double train_seconds_ = 0, eval_seconds_ = 0;
+  CacheSnapshot last_;
+  std::vector<float> logits_[2], labels_[2];
+  // The best validation AUC so far (ties keep the first).
+  int best_epoch_ = 0;
+  int64_t best_step_ = 0;
+  double best_val_auc_ = -1, best_test_auc_ = 0, best_test_logloss_ = 0;
+  int epochs_done_ = 0;
+};
+
+Status DlrmTrainer::OpenData() {
+  StatusOr<storage::DatasetManifest> manifest =
+      storage::ReadManifest(o_.dataset + "/" + storage::kManifestFile);
+  if (manifest.ok() && manifest->kind != storage::kKindClicks) {
+    return InvalidArgument("model dlrm trains on a click log, but " + o_.dataset + " is a dataset of kind '" +
+                           manifest->kind + "'; make one with `foresight preprocess --format criteo|csv` or "
+                           "`foresight generate clicks`");
+  }
+  FS_ASSIGN_OR_RETURN(data_, storage::ClicksDataset::Open(o_.dataset));
+  const storage::ClicksLayout& layout = data_->layout();
+  if (layout.train.size() == 0) {
+    return InvalidArgument(o_.dataset + ": the training split is empty (manifest clicks.train)");
+  }
+  if (data_->num_fields() == 0) {
+    return InvalidArgument(o_.dataset + ": no categorical fields; DLRM needs at least one embedding table");
+  }
+  order_ = std::make_unique<sampler::SeedOrder>(RowRangeIds(layout.train.begin, layout.train.end), o_.batch_size,
+                                                o_.seed);
+  return order_->status();
+}
+
+Status DlrmTrainer::OpenTables() {
+  embed::EmbeddingBagCollectionOptions eo;
+  for (int64_t k = 0; k < data_->num_fields(); ++k) eo.table_rows.push_back(data_->field(k).rows);
+  eo.dim = o_.embedding_dim;
+  FS_ASSIGN_OR_RETURN(eo.optimizer, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
+  eo.init.seed = o_.seed;
+  FS_ASSIGN_OR_RETURN(eo.store.kind, storage::ParseRowStoreKind(o_.table_store));
+  eo.store.writable = true;
+  eo.store.create = true;
+  eo.store.io_depth = o_.io_depth;
+  if (eo.store.kind != storage::RowStoreKind::kMemory) {
+    FS_RETURN_IF_ERROR(scratch_.Create(o_.table_dir));
+    eo.store.path = scratch_.path() + (eo.store.kind == storage::RowStoreKind::kRocksDb ? "/tables" : "/tables.npy");
+  }
+  FS_ASSIGN_OR_RETURN(eo.cache.policy, cache::ParsePolicy(o_.cache_policy));
+  eo.cache.lookahead = o_.lookahead;
+  int64_t capacity = o_.cache_size;
+  if (capacity < 0) {
+    capacity = 0;
+    if (o_.memory_budget > 0) {
+      // What else the process holds: the mapped dataset (every page is read
+      // each epoch), the dense model with its gradient and two moments, and
+      // a base for the code, the allocator and the batches in flight.
+      int64_t dataset_bytes = data_->dense().nbytes() + data_->labels().nbytes();
+      for (int64_t k = 0; k < data_->num_fields(); ++k) dataset_bytes += data_->ids(k).nbytes();
+      int64_t model_bytes = 0;
+      for (const autograd::Parameter* p : model_->Parameters()) model_bytes += 4 * p->value().nbytes();
+      const int64_t base = int64_t{96} << 20;
+      const int64_t other = dataset_bytes + model_bytes + base;
+      if (o_.memory_budget <= other) {
+        return InvalidArgument("memory_budget: " + std::to_string(o_.memory_budget) +
+                               " bytes leave nothing for the table cache after the mapped dataset (" +
+                               std::to_string(dataset_bytes) + " bytes), the dense model with its gradient and "
+                               "optimizer state (" + std::to_string(model_bytes) + ") and the process base (" +
+                               std::to_string(base) + ")");
+      }
+      capacity = o_.memory_budget - other;
+    }
+  }
+  eo.cache.capacity_bytes = capacity;
+  cache_bytes_ = capacity;
+  FS_ASSIGN_OR_RETURN(tables_, embed::EmbeddingBagCollection::Open(eo));
+  if (eo.cache.policy == cache::Policy::kStatic && !tables_->table()->direct()) FS_RETURN_IF_ERROR(SetStaticKeys());
+  sparse_.kind = eo.optimizer;
+  sparse_.lr = o_.sparse_lr;
+  return Status::OK();
+}
+
+// The static policy keeps the rows the training split uses most (ties by
+// key), the DLRM counterpart of the GNN features' highest in-degree rows.
+Status DlrmTrainer::SetStaticKeys() {
+  std::vector<std::pair<int64_t, int64_t>> counted;  // (-count, key)
+  const storage::RowRange train = data_->layout().train;
+  for (int64_t k = 0; k < data_->num_fields(); ++k) {
+    std::vector<int64_t> count(static_cast<size_t>(data_->field(k).rows), 0);
+    const Tensor& ids = data_->ids(k);
+    const int64_t bag = data_->field(k).bag_size;
+    for (int64_t i = train.begin * bag; i < train.end * bag; ++i) {
+      ++count[static_cast<size_t>(ids.dtype() == DType::kI32 ? ids.data<int32_t>()[i] : ids.data<int64_t>()[i])];
+    }
+    for (size_t r = 0; r < count.size(); ++r) {
+      if (count[r] > 0) counted.emplace_back(-count[r], tables_->Key(k, static_cast<int64_t>(r)));
+    }
+  }
+  std::sort(counted.begin(), counted.end());
+  std::vector<int64_t> keys;
+  keys.reserve(counted.size());
+  for (const auto& [c, key] : counted) keys.push_back(key);
+  return tables_->table()->SetStaticKeys(std::move(keys));
+}
+
+// Keeps the current batch and the W after it enqueued on the tables.
+Status DlrmTrainer::Fill() {
+  const int64_t want = static_cast<int64_t>(o_.lookahead) + 1;
+  while (!schedule_done_ && (batches_ahead_ < want || window_.empty())) {
+    Inflight next;
+    if (!schedule_->Next(&next.item)) {
+      schedule_done_ = true;
+      tables_->Close();
+      break;
+    }
+    if (next.item.kind != ScheduledItem::Kind::kReport) {
+      FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, next.item.rows));
+      FS_RETURN_IF_ERROR(tables_->Enqueue(next.batch.ids, next.batch.offsets));
+      ++batches_ahead_;
+    }
+    window_.push_back(std::move(next));
+  }
+  return Status::OK();
+}
+
+Status DlrmTrainer::TrainBatch(const Inflight& b) {
+  Stopwatch watch;
+  autograd::Tape tape(ctx_.WithRng(StepKey(o_.seed, b.item.epoch, b.item.batch)), /*training=*/true);
+  sparse_.step = b.item.step;  // adam's bias correction: the run's step, 1-based
+  FS_ASSIGN_OR_RETURN(autograd::Var emb, tables_->Forward(&tape, Tensor(), sparse_));
+  FS_ASSIGN_OR_RETURN(autograd::Var logits, model_->Forward(tape, autograd::Var(b.batch.dense), emb));
+  FS_ASSIGN_OR_RETURN(autograd::Var loss, autograd::BceWithLogitsLoss(tape, logits, b.batch.targets));
+  optimizer_->ZeroGrad();
+  FS_RETURN_IF_ERROR(tape.Backward(loss));  // the tables' rows are updated here
+  FS_RETURN_IF_ERROR(optimizer_->Step(ctx_));
+  const double l = loss.value().data<float>()[0];
+  loss_sum_ += l;
+  ++loss_steps_;
+  samples_ += b.batch.rows.size(0);
+  train_seconds_ += watch.Lap();
+  if (callbacks_.on_batch) callbacks_.on_batch(b.item.epoch + 1, b.item.batch, schedule_->steps_per_epoch(), l);
+  if (progress_) {
+    progress_->Advance(b.batch.rows.size(0));
+    progress_->SetStatus("loss " + Fixed("%.4f", loss_sum_ / static_cast<double>(loss_steps_)) + CacheStatus());
+  }
+  return Status::OK();
+}
+
+Status DlrmTrainer::EvalBatch(const Inflight& b) {
+  Stopwatch watch;
+  autograd::Tape tape(ctx_, /*training=*/false, /*record=*/false);
+  FS_ASSIGN_OR_RETURN(autograd::Var emb, tables_->Forward(&tape, Tensor(), sparse_));
+  FS_ASSIGN_OR_RETURN(autograd::Var logits, model_->Forward(tape, autograd::Var(b.batch.dense), emb));
+  const int64_t n = b.batch.rows.size(0);
+  const float* z = logits.value().data<float>();
+  const float* y = b.batch.targets.data<float>();
+  logits_[b.item.split].insert(logits_[b.item.split].end(), z, z + n);
+  labels_[b.item.split].insert(labels_[b.item.split].end(), y, y + n);
+  eval_seconds_ += watch.Lap();
+  return Status::OK();
+}
+
+CacheSnapshot DlrmTrainer::Snapshot() const {
+  CacheSnapshot s;
+  const embed::EmbeddingTable* t = tables_->table();
+  if (t->planner() != nullptr) {
+    const cache::CacheCounters c = t->planner()->counters();
+    s.hits = c.hits;
+    s.misses = c.misses;
+  }
+  const storage::RowStoreStats st = t->store()->stats();
+  s.bytes_read = st.bytes_read;
+  s.bytes_written = st.bytes_written;
+  return s;
+}
+
+// " | cache 83% hits" while the tables train behind a cache.
+std::string DlrmTrainer::CacheStatus() const {
+  if (cache_bytes_ == 0 || tables_->table()->planner() == nullptr) return "";
+  const CacheSnapshot now = Snapshot();
+  const double requested = static_cast<double>(now.hits - last_.hits + now.misses - last_.misses);
+  if (requested <= 0) return "";
+  return " | cache " + Fixed("%.0f%%", 100.0 * static_cast<double>(now.hits - last_.hits) / requested) + " hits";
+}
+
+Status DlrmTrainer::Report(const ScheduledItem& item) {
+  FS_ASSIGN_OR_RETURN(ClickMetrics val, ComputeClickMetrics(logits_[0], labels_[0]));
+  FS_ASSIGN_OR_RETURN(ClickMetrics test, ComputeClickMetrics(logits_[1], labels_[1]));
+  const CacheSnapshot now = Snapshot();
+  nlohmann::json j;
+  j["epoch"] = item.epoch + 1;
+  j["step"] = item.step;
+  if (!item.epoch_end) j["epoch_end"] = false;
+  j["loss"] = loss_steps_ > 0 ? loss_sum_ / static_cast<double>(loss_steps_) : 0.0;
+  j["val_auc"] = val.auc;
+  j["val_logloss"] = val.logloss;
+  j["val_acc"] = val.accuracy;
+  j["test_auc"] = test.auc;
+  j["test_logloss"] = test.logloss;
+  j["test_acc"] = test.accuracy;
+  j["samples"] = samples_;
+  j["train_seconds"] = train_seconds_;
+  j["samples_per_second"] = train_seconds_ > 0 ? static_cast<double>(samples_) / train_seconds_ : 0.0;
+  j["eval_seconds"] = eval_seconds_;
+  j["cache_hits"] = now.hits - last_.hits;
+  j["cache_misses"] = now.misses - last_.misses;
+  j["rows_requested"] = (now.hits - last_.hits) + (now.misses - last_.misses);
+  j["bytes_read"] = now.bytes_read - last_.bytes_read;
+  j["bytes_written"] = now.bytes_written - last_.bytes_written;
+  if (metrics_) FS_RETURN_IF_ERROR(metrics_->WriteLine(j, item.epoch_end));
+
+  if (val.auc > best_val_auc_) {
+    best_val_auc_ = val.auc;
+    best_epoch_ = item.epoch + 1;
+    best_step_ = item.step;
+    best_test_auc_ = test.auc;
+    best_test_logloss_ = test.logloss;
+  }
+  const std::string line = "loss " + Fixed("%.4f", j["loss"].get<double>()) + " | val auc " +
+                           Fixed("%.4f", val.auc) + " logloss " + Fixed("%.4f", val.logloss) + " | test auc " +
+                           Fixed("%.4f", test.auc) + " logloss " + Fixed("%.4f", test.logloss) + " | " +
+                           FormatRate(j["samples_per_second"].get<double>(), "samples") + CacheStatus() +
+                           " | eval " + Fixed("%.2fs", eval_seconds_);
+  if (item.epoch_end) {
+    epochs_done_ = item.epoch + 1;
+    if (progress_) {
+      progress_->FinishLine("epoch " + std::to_string(item.epoch + 1) + "/" + std::to_string(o_.epochs) +
+                            " step " + std::to_string(item.step) + ": " + line);
+      progress_.reset();
+    }
+  } else if (own_display_) {
+    FS_LOG(INFO) << "epoch " << item.epoch + 1 << " step " << item.step << ": " << line;
+  }
+  for (int s = 0; s < 2; ++s) {
+    logits_[s].clear();
+    labels_[s].clear();
+  }
+  loss_sum_ = 0;
+  loss_steps_ = samples_ = 0;
+  train_seconds_ = eval_seconds_ = 0;
+  last_ = now;
+  return Status::OK();
+}
+
+Status DlrmTrainer::Run(TrainSummary* out) {
+  if (!o_.checkpoint_dir.empty() || o_.resume) {
+    return Unimplemented("checkpoint: DLRM checkpoints are not written yet; train dlrm without --checkpoint");
+  }
+  FS_RETURN_IF_ERROR(OpenData());
+  DlrmConfig mc;
+  mc.num_dense = data_->num_dense();
+  mc.num_tables = data_->num_fields();
+  mc.embedding_dim = o_.embedding_dim;
+  mc.bottom_mlp = o_.bottom_mlp;
+  mc.top_mlp = o_.top_mlp;
+  FS_ASSIGN_OR_RETURN(mc.interaction, kernels::ParseInteraction(o_.interaction));
+  mc.dropout = o_.dropout;
+  mc.seed = o_.seed;
+  model_ = std::make_unique<DlrmModel>(mc);
+  autograd::OptimizerOptions oo;
+  oo.kind = o_.optimizer;
+  oo.lr = o_.lr;
+  oo.weight_decay = o_.weight_decay;
+  FS_ASSIGN_OR_RETURN(optimizer_, autograd::Optimizer::Create(oo, model_->Parameters()));
+  FS_RETURN_IF_ERROR(OpenTables());
+  if (!o_.metrics_file.empty()) {
+    FS_ASSIGN_OR_RETURN(metrics_, MetricsWriter::Create(o_.metrics_file, false));
+  }
+
+  const storage::ClicksLayout& layout = data_->layout();
+  schedule_ = std::make_unique<DlrmSchedule>(order_.get(), layout.val, layout.test, o_.eval_batch_size,
+                                             o_.eval_every, 0, o_.epochs);
+  own_display_ = o_.progress && !callbacks_.on_batch && !callbacks_.on_epoch;
+  last_ = Snapshot();
+  int current_epoch = -1;
+  while (true) {
+    FS_RETURN_IF_ERROR(Fill());
+    if (window_.empty()) break;
+    Inflight b = std::move(window_.front());
+    window_.pop_front();
+    if (b.item.kind == ScheduledItem::Kind::kReport) {
+      FS_RETURN_IF_ERROR(Report(b.item));
+      continue;
+    }
+    --batches_ahead_;
+    if (b.item.kind == ScheduledItem::Kind::kTrain) {
+      if (own_display_ && b.item.epoch != current_epoch) {
+        current_epoch = b.item.epoch;
+        ProgressOptions po;
+        po.unit = "samples";
+        progress_ = std::make_unique<Progress>(
+            "epoch " + std::to_string(b.item.epoch + 1) + "/" + std::to_string(o_.epochs),
+            layout.train.size(), po);
+      }
+      FS_RETURN_IF_ERROR(TrainBatch(b));
+    } else {
+      FS_RETURN_IF_ERROR(EvalBatch(b));
+    }
+  }
+  FS_RETURN_IF_ERROR(tables_->Flush());
+
+  out->epochs_completed = epochs_done_;
+  out->best_epoch = best_epoch_;
+  out->best_val_auc = std::max(best_val_auc_, 0.0);
+  out->test_auc = best_test_auc_;
+  out->test_logloss = best_test_logloss_;
+  if (metrics_) {
+    nlohmann::json f;
+    f["final"] = true;
+    f["best_epoch"] = best_epoch_;
+    f["best_step"] = best_step_;
+    f["val_auc"] = out->best_val_auc;
+    f["test_auc"] = best_test_auc_;
+    f["test_logloss"] = best_test_logloss_;
+    f["epochs"] = epochs_done_;
+    FS_RETURN_IF_ERROR(metrics_->WriteFinalText(f.dump()));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status TrainDlrm(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out) {
+  DlrmTrainer trainer(options, callbacks);
+  return trainer.Run(out);
+}
+
+}  // namespace foresight::trainer::internal
