@@ -68,7 +68,7 @@ class ScratchDir {
 
 // Counters at one moment, to report the difference between two.
 struct CacheSnapshot {
-  int64_t hits = 0, misses = 0, bytes_read = 0, bytes_written = 0;
+  int64_t hits = 0, misses = 0, bypassed = 0, writebacks = 0, bytes_read = 0, bytes_written = 0;
 };
 
 struct Inflight {
@@ -284,6 +284,8 @@ CacheSnapshot DlrmTrainer::Snapshot() const {
     const cache::CacheCounters c = t->planner()->counters();
     s.hits = c.hits;
     s.misses = c.misses;
+    s.bypassed = c.bypassed;
+    s.writebacks = c.writebacks;
   }
   const storage::RowStoreStats st = t->store()->stats();
   s.bytes_read = st.bytes_read;
@@ -322,6 +324,10 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   j["cache_hits"] = now.hits - last_.hits;
   j["cache_misses"] = now.misses - last_.misses;
   j["rows_requested"] = (now.hits - last_.hits) + (now.misses - last_.misses);
+  // Rows read around the cache (a batch with more distinct rows than the
+  // cache has free slots) and dirty rows written back on eviction.
+  j["rows_bypassed"] = now.bypassed - last_.bypassed;
+  j["rows_written_back"] = now.writebacks - last_.writebacks;
   j["bytes_read"] = now.bytes_read - last_.bytes_read;
   j["bytes_written"] = now.bytes_written - last_.bytes_written;
   if (metrics_) FS_RETURN_IF_ERROR(metrics_->WriteLine(j, item.epoch_end));
