@@ -2,6 +2,7 @@
 // Criteo sample (skipped when ../shared/datasets lacks it) trains past
 // chance with the metrics file's keys; a generated click log gives the same
 // metrics with any thread count; bad input gets clear errors.
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,7 +19,8 @@ using Result = testing::CliResult;
 // A small DLRM that trains in well under a second on a few thousand rows.
 const char kSmallDlrm[] =
     " --model dlrm --bottom-mlp 32,8 --top-mlp 32,1 --embedding-dim 8 --batch-size 128 --lr 0.001 "
-    "--weight-decay 0 --sparse-optimizer rowwise-adagrad --sparse-lr 0.05 --quiet";
+    "--weight-decay 0 --quiet";
+const char kAdagrad[] = " --sparse-optimizer rowwise-adagrad --sparse-lr 0.05";
 
 // The lines of a metrics file without their timings (which differ run to run).
 std::vector<nlohmann::json> WithoutTimings(std::vector<nlohmann::json> lines) {
@@ -42,7 +44,7 @@ TEST(DlrmCli, CriteoSampleTrainsPastChance) {
                                    Quote(src + "/test.tsv.xz") + " --min-frequency 2 --quiet --output " +
                                    Quote(dir.File("c8k")));
   ASSERT_EQ(r.code, 0) << r.err;
-  r = testing::RunForesight("train " + Quote(dir.File("c8k")) + kSmallDlrm + " --epochs 2 --eval-every 40 --dropout 0 --seed 1" +
+  r = testing::RunForesight("train " + Quote(dir.File("c8k")) + kSmallDlrm + kAdagrad + " --epochs 2 --eval-every 40 --dropout 0 --seed 1" +
                             " --metrics " + Quote(dir.File("m.jsonl")));
   ASSERT_EQ(r.code, 0) << r.err;
   const std::vector<nlohmann::json> lines = testing::ReadJsonLines(dir.File("m.jsonl"));
@@ -79,7 +81,7 @@ TEST(DlrmCli, SameMetricsWithAnyThreadCount) {
   const Result g = Generate(dir.File("g"));
   ASSERT_EQ(g.code, 0) << g.err;
   for (const char* threads : {"1", "2"}) {
-    const Result r = testing::RunForesight("train " + Quote(dir.File("g")) + kSmallDlrm +
+    const Result r = testing::RunForesight("train " + Quote(dir.File("g")) + kSmallDlrm + kAdagrad +
                                            " --epochs 2 --eval-every 10 --dropout 0.1 --seed 4 --threads " +
                                            threads + " --metrics " + Quote(dir.File(std::string("m") + threads)));
     ASSERT_EQ(r.code, 0) << r.err;
@@ -122,6 +124,73 @@ TEST(DlrmCli, BadInputGetsClearErrors) {
     EXPECT_EQ(r.code, 2) << flags << ": " << r.err;
     EXPECT_NE(r.err.find(message), std::string::npos) << flags << ": " << r.err;
   }
+}
+
+}  // namespace
+}  // namespace foresight
+
+namespace foresight {
+namespace {
+
+std::vector<nlohmann::json> WithoutTimingsOrCache(std::vector<nlohmann::json> lines) {
+  for (nlohmann::json& j : lines) {
+    for (const char* k : {"train_seconds", "samples_per_second", "eval_seconds", "cache_hits", "cache_misses",
+                          "rows_requested", "rows_bypassed", "rows_written_back", "bytes_read", "bytes_written"}) {
+      j.erase(k);
+    }
+  }
+  return lines;
+}
+
+// 2 epochs, then --resume to 4, equals 4 uninterrupted epochs: the whole
+// metrics file (timings aside) and every checkpointed byte, dense and
+// sparse with their optimizer state. The resumed half runs its tables on
+// disk behind a 3-row cache, so its cache counters differ (left out) and
+// its checkpoint goes through that store's final flush.
+TEST(DlrmCli, ResumeEqualsAnUninterruptedRunAndExportWritesTheTables) {
+  testing::TempDir dir;
+  ASSERT_EQ(Generate(dir.File("g")).code, 0);
+  const std::string train = "train " + Quote(dir.File("g")) + kSmallDlrm +
+                            " --eval-every 30 --dropout 0.1 --seed 9 --sparse-optimizer adam --sparse-lr 0.003 "
+                            "--table-dir " + Quote(dir.path());
+  Result r = testing::RunForesight(train + " --epochs 4 --checkpoint " + Quote(dir.File("full")) + " --metrics " +
+                                   Quote(dir.File("full.jsonl")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = testing::RunForesight(train + " --epochs 2 --checkpoint " + Quote(dir.File("part")) + " --metrics " +
+                            Quote(dir.File("part.jsonl")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = testing::RunForesight(train + " --epochs 4 --resume --table-store disk --cache-size 120 --checkpoint " +
+                            Quote(dir.File("part")) + " --metrics " + Quote(dir.File("part.jsonl")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto full = WithoutTimingsOrCache(testing::ReadJsonLines(dir.File("full.jsonl")));
+  const auto part = WithoutTimingsOrCache(testing::ReadJsonLines(dir.File("part.jsonl")));
+  ASSERT_GT(full.size(), 8u);
+  EXPECT_EQ(full, part);
+  EXPECT_EQ(testing::DirContents(dir.File("full/dlrm-epoch-000004")),
+            testing::DirContents(dir.File("part/dlrm-epoch-000004")));
+  EXPECT_TRUE(testing::PathExists(dir.File("part/dlrm-epoch-000004/tables.npy")));
+
+  // A different recipe is refused, naming what differs.
+  r = testing::RunForesight(train + " --epochs 5 --resume --interaction cat --checkpoint " + Quote(dir.File("part")));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("was written with different training options"), std::string::npos) << r.err;
+
+  // export: one .npy per table, the embeddings without optimizer state.
+  r = testing::RunForesight("export " + Quote(dir.File("g")) + " --checkpoint " + Quote(dir.File("part")) +
+                            " --output " + Quote(dir.File("out")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream f(dir.File("out/tables.json"));
+  const nlohmann::json tables = nlohmann::json::parse(f);
+  EXPECT_EQ(tables["epoch"], 4);
+  ASSERT_EQ(tables["fields"].size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_TRUE(testing::PathExists(dir.File("out/table_" + std::to_string(k) + ".npy")));
+    EXPECT_EQ(tables["fields"][k]["rows"], 500);
+  }
+  // `eval` says where a DLRM's metrics are instead.
+  r = testing::RunForesight("eval " + Quote(dir.File("g")) + " --checkpoint " + Quote(dir.File("part")));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("is a DLRM's"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -14,6 +14,8 @@
 
 #include "click_batch.h"
 #include "click_metrics.h"
+#include "checkpoint_lock.h"
+#include "dlrm_checkpoint.h"
 #include "dlrm_model.h"
 #include "dlrm_schedule.h"
 #include "epoch_runner.h"
@@ -91,6 +93,9 @@ class DlrmTrainer {
   Status TrainBatch(const Inflight& b);
   Status EvalBatch(const Inflight& b);
   Status Report(const ScheduledItem& item);
+  // Restores the run from options.checkpoint_dir when it holds one of the
+  // same configuration; *resumed says whether it did.
+  Status Resume(bool* resumed);
   CacheSnapshot Snapshot() const;
   std::string CacheStatus() const;
 
@@ -126,6 +131,7 @@ class DlrmTrainer {
   int64_t best_step_ = 0;
   double best_val_auc_ = -1, best_test_auc_ = 0, best_test_logloss_ = 0;
   int epochs_done_ = 0;
+  DlrmCheckpointState checkpoint_;
 };
 
 Status DlrmTrainer::OpenData() {
@@ -346,6 +352,16 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
                            " | eval " + Fixed("%.2fs", eval_seconds_);
   if (item.epoch_end) {
     epochs_done_ = item.epoch + 1;
+    // The line first, then the checkpoint (the order MetricsWriter relies on).
+    if (!o_.checkpoint_dir.empty()) {
+      checkpoint_.epoch = epochs_done_;
+      checkpoint_.best_epoch = best_epoch_;
+      checkpoint_.best_step = best_step_;
+      checkpoint_.best_val_auc = best_val_auc_;
+      checkpoint_.test_auc = best_test_auc_;
+      checkpoint_.test_logloss = best_test_logloss_;
+      FS_RETURN_IF_ERROR(SaveDlrmCheckpoint(o_.checkpoint_dir, *model_, *optimizer_, tables_.get(), &checkpoint_));
+    }
     if (progress_) {
       progress_->FinishLine("epoch " + std::to_string(item.epoch + 1) + "/" + std::to_string(o_.epochs) +
                             " step " + std::to_string(item.step) + ": " + line);
@@ -365,9 +381,51 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   return Status::OK();
 }
 
+Status DlrmTrainer::Resume(bool* resumed) {
+  *resumed = false;
+  StatusOr<DlrmCheckpointState> saved = ReadDlrmCheckpointState(o_.checkpoint_dir);
+  if (!saved.ok() && saved.status().code() == StatusCode::kNotFound) {
+    FS_LOG(INFO) << "resume: no complete checkpoint in " << o_.checkpoint_dir << " yet; starting from epoch 1";
+    return Status::OK();
+  }
+  FS_RETURN_IF_ERROR(saved.status());
+  if (saved->options_hash != checkpoint_.options_hash) {
+    return FailedPrecondition("resume: the checkpoint in " + o_.checkpoint_dir +
+                              " was written with different training options (" + saved->options.dump() +
+                              ") than this run's (" + checkpoint_.options.dump() +
+                              "); only epochs, threads, paths, eval_batch_size and the table store and cache "
+                              "options may change");
+  }
+  if (saved->table_rows != checkpoint_.table_rows) {
+    return FailedPrecondition("resume: the checkpoint in " + o_.checkpoint_dir + " holds tables of " +
+                              nlohmann::json(saved->table_rows).dump() + " rows but " + o_.dataset +
+                              " has fields of " + nlohmann::json(checkpoint_.table_rows).dump());
+  }
+  FS_RETURN_IF_ERROR(LoadDlrmCheckpoint(o_.checkpoint_dir, *saved, model_.get(), optimizer_.get(), tables_.get()));
+  const nlohmann::json options = checkpoint_.options;
+  checkpoint_ = std::move(saved).value();
+  checkpoint_.options = options;  // the new epochs are what later saves record
+  epochs_done_ = checkpoint_.epoch;
+  best_epoch_ = checkpoint_.best_epoch;
+  best_step_ = checkpoint_.best_step;
+  best_val_auc_ = checkpoint_.best_val_auc;
+  best_test_auc_ = checkpoint_.test_auc;
+  best_test_logloss_ = checkpoint_.test_logloss;
+  *resumed = true;
+  if (epochs_done_ >= o_.epochs) {
+    FS_LOG(INFO) << "resume: the run in " << o_.checkpoint_dir << " has finished (" << epochs_done_
+                 << " epochs); nothing to train";
+  }
+  return Status::OK();
+}
+
 Status DlrmTrainer::Run(TrainSummary* out) {
-  if (!o_.checkpoint_dir.empty() || o_.resume) {
-    return Unimplemented("checkpoint: DLRM checkpoints are not written yet; train dlrm without --checkpoint");
+  // The checkpoint directory is this run's until it returns; what killed
+  // runs left half written in it goes first.
+  std::unique_ptr<CheckpointDirLock> lock;
+  if (!o_.checkpoint_dir.empty()) {
+    FS_ASSIGN_OR_RETURN(lock, CheckpointDirLock::Acquire(o_.checkpoint_dir));
+    FS_RETURN_IF_ERROR(RemoveDlrmCheckpointLeftovers(o_.checkpoint_dir));
   }
   FS_RETURN_IF_ERROR(OpenData());
   DlrmConfig mc;
@@ -386,14 +444,37 @@ Status DlrmTrainer::Run(TrainSummary* out) {
   oo.weight_decay = o_.weight_decay;
   FS_ASSIGN_OR_RETURN(optimizer_, autograd::Optimizer::Create(oo, model_->Parameters()));
   FS_RETURN_IF_ERROR(OpenTables());
+  for (int64_t k = 0; k < data_->num_fields(); ++k) checkpoint_.table_rows.push_back(data_->field(k).rows);
+  checkpoint_.embedding_dim = o_.embedding_dim;
+  checkpoint_.sparse_optimizer = o_.sparse_optimizer;
+  checkpoint_.options = DlrmOptionsToJson(o_);
+  checkpoint_.options_hash = DlrmOptionsHash(o_);
+  bool resumed = false;
+  if (o_.resume) FS_RETURN_IF_ERROR(Resume(&resumed));
+  // With checkpoints, each metrics line is made durable before its epoch's
+  // checkpoint commits (see MetricsWriter).
   if (!o_.metrics_file.empty()) {
-    FS_ASSIGN_OR_RETURN(metrics_, MetricsWriter::Create(o_.metrics_file, false));
+    const bool durable = !o_.checkpoint_dir.empty();
+    if (resumed) {
+      FS_ASSIGN_OR_RETURN(metrics_, MetricsWriter::Resume(o_.metrics_file, epochs_done_, durable));
+    } else {
+      FS_ASSIGN_OR_RETURN(metrics_, MetricsWriter::Create(o_.metrics_file, durable));
+    }
   }
 
   const storage::ClicksLayout& layout = data_->layout();
   schedule_ = std::make_unique<DlrmSchedule>(order_.get(), layout.val, layout.test, o_.eval_batch_size,
-                                             o_.eval_every, 0, o_.epochs);
+                                             o_.eval_every, epochs_done_, o_.epochs);
   own_display_ = o_.progress && !callbacks_.on_batch && !callbacks_.on_epoch;
+  if (resumed && epochs_done_ < o_.epochs) {
+    if (own_display_) {
+      std::fprintf(stderr, "resuming from epoch %d of %d: %d done in %s\n", epochs_done_ + 1, o_.epochs,
+                   epochs_done_, o_.checkpoint_dir.c_str());
+    } else {
+      FS_LOG(INFO) << "resume: continuing from the checkpoint of epoch " << epochs_done_ << " in "
+                   << o_.checkpoint_dir;
+    }
+  }
   last_ = Snapshot();
   int current_epoch = -1;
   while (true) {
