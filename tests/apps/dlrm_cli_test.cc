@@ -109,6 +109,14 @@ TEST(DlrmCli, BadInputGetsClearErrors) {
   EXPECT_NE(r.err.find("is a clicks dataset (a click log); train it with --model dlrm"), std::string::npos)
       << r.err;
 
+  // A budget that cannot hold the run names what it holds.
+  r = testing::RunForesight("train " + Quote(dir.File("clicks")) + " --model dlrm --quiet --table-store disk " +
+                            "--memory-budget 2M --table-dir " + Quote(dir.path()));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("memory_budget: 2.0 MiB cannot hold the run's minimum (no table cache): baseline"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cache index"), std::string::npos) << r.err;
+
   const std::pair<const char*, const char*> bad_flags[] = {
       {" --embedding-dim 16", "--bottom-mlp: with interaction dot the bottom MLP's last width (64"},
       {" --top-mlp 64,2", "--top-mlp: the last layer gives the click logit, so its width must be 1"},

@@ -16,12 +16,14 @@
 #include "click_metrics.h"
 #include "checkpoint_lock.h"
 #include "dlrm_checkpoint.h"
+#include "dlrm_memory_plan.h"
 #include "dlrm_model.h"
 #include "dlrm_schedule.h"
 #include "epoch_runner.h"
 #include "foresight/autograd/functional.h"
 #include "foresight/autograd/optimizer.h"
 #include "foresight/core/logging.h"
+#include "foresight/core/process_memory.h"
 #include "foresight/core/progress.h"
 #include "foresight/core/stopwatch.h"
 #include "foresight/core/thread_pool.h"
@@ -109,6 +111,7 @@ class DlrmTrainer {
   ScratchDir scratch_;
   std::unique_ptr<embed::EmbeddingBagCollection> tables_;
   int64_t cache_bytes_ = 0;
+  int64_t baseline_rss_ = 0;  // before the dataset is opened
   std::unique_ptr<DlrmModel> model_;
   std::unique_ptr<autograd::Optimizer> optimizer_;
   kernels::SparseOptimizerConfig sparse_;
@@ -171,28 +174,25 @@ Status DlrmTrainer::OpenTables() {
   }
   FS_ASSIGN_OR_RETURN(eo.cache.policy, cache::ParsePolicy(o_.cache_policy));
   eo.cache.lookahead = o_.lookahead;
-  int64_t capacity = o_.cache_size;
-  if (capacity < 0) {
-    capacity = 0;
-    if (o_.memory_budget > 0) {
-      // What else the process holds: the mapped dataset (every page is read
-      // each epoch), the dense model with its gradient and two moments, and
-      // a base for the code, the allocator and the batches in flight.
-      int64_t dataset_bytes = data_->dense().nbytes() + data_->labels().nbytes();
-      for (int64_t k = 0; k < data_->num_fields(); ++k) dataset_bytes += data_->ids(k).nbytes();
-      int64_t model_bytes = 0;
-      for (const autograd::Parameter* p : model_->Parameters()) model_bytes += 4 * p->value().nbytes();
-      const int64_t base = int64_t{96} << 20;
-      const int64_t other = dataset_bytes + model_bytes + base;
-      if (o_.memory_budget <= other) {
-        return InvalidArgument("memory_budget: " + std::to_string(o_.memory_budget) +
-                               " bytes leave nothing for the table cache after the mapped dataset (" +
-                               std::to_string(dataset_bytes) + " bytes), the dense model with its gradient and "
-                               "optimizer state (" + std::to_string(model_bytes) + ") and the process base (" +
-                               std::to_string(base) + ")");
-      }
-      capacity = o_.memory_budget - other;
-    }
+  DlrmMemoryInputs mi;
+  mi.data = data_.get();
+  mi.options = &o_;
+  mi.baseline_bytes = baseline_rss_;
+  for (const autograd::Parameter* p : model_->Parameters()) mi.parameters += p->value().numel();
+  for (int64_t w : o_.bottom_mlp) mi.activation_width += 2 * w;  // pre- and post-activation
+  for (int64_t w : o_.top_mlp) mi.activation_width += 2 * w;
+  mi.activation_width += data_->num_dense() + 2 * data_->num_fields() * o_.embedding_dim +
+                         kernels::InteractionWidth(kernels::ParseInteraction(o_.interaction).value(),
+                                                   data_->num_fields(), o_.bottom_mlp.back(), o_.embedding_dim);
+  for (int64_t r : eo.table_rows) mi.table_rows += r;
+  kernels::EmbeddingRowLayout layout;
+  layout.dim = eo.dim;
+  layout.optimizer = eo.optimizer;
+  mi.row_bytes = layout.row_bytes();
+  const MemoryEstimate estimate = EstimateDlrmMemory(mi);
+  FS_ASSIGN_OR_RETURN(const int64_t capacity, PlanDlrmCacheBytes(o_, estimate));
+  if (o_.memory_budget > 0) {
+    FS_LOG(INFO) << "memory plan: " << estimate.Describe() << "; table cache " << FormatBytes(capacity);
   }
   eo.cache.capacity_bytes = capacity;
   cache_bytes_ = capacity;
@@ -427,6 +427,7 @@ Status DlrmTrainer::Run(TrainSummary* out) {
     FS_ASSIGN_OR_RETURN(lock, CheckpointDirLock::Acquire(o_.checkpoint_dir));
     FS_RETURN_IF_ERROR(RemoveDlrmCheckpointLeftovers(o_.checkpoint_dir));
   }
+  baseline_rss_ = CurrentRssBytes();
   FS_RETURN_IF_ERROR(OpenData());
   DlrmConfig mc;
   mc.num_dense = data_->num_dense();
