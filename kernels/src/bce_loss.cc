@@ -1,6 +1,7 @@
 // BceWithLogits: argument checks and the device dispatch.
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -19,7 +20,7 @@ Status BceWithLogits(const ExecContext& ctx, const Tensor& logits, const Tensor&
   }
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(logits.device(), {&targets, grad_logits}, "BceWithLogits"));
   if (logits.device().is_cpu()) return cpu::BceWithLogits(ctx, logits, targets, loss, grad_logits);
-  return internal::NoImplementation("BceWithLogits", logits.device());
+  return cuda::BceWithLogits(ctx, logits, targets, loss, grad_logits);
 }
 
 }  // namespace foresight::kernels

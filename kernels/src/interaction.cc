@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "cpu/cpu_ops.h"
+#include "cuda/cuda_ops.h"
 
 namespace foresight::kernels {
 
@@ -53,7 +54,7 @@ Status FeatureInteraction(const ExecContext& ctx, Interaction kind, int64_t num_
   FS_RETURN_IF_ERROR(internal::CheckOutput(out, shape, DType::kF32, "FeatureInteraction: out"));
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {&emb, out}, "FeatureInteraction"));
   if (x.device().is_cpu()) return cpu::FeatureInteraction(ctx, kind, num_tables, x, emb, out);
-  return internal::NoImplementation("FeatureInteraction", x.device());
+  return cuda::FeatureInteraction(ctx, kind, num_tables, x, emb, out);
 }
 
 Status FeatureInteractionBackward(const ExecContext& ctx, Interaction kind, int64_t num_tables, const Tensor& x,
@@ -70,7 +71,7 @@ Status FeatureInteractionBackward(const ExecContext& ctx, Interaction kind, int6
   if (x.device().is_cpu()) {
     return cpu::FeatureInteractionBackward(ctx, kind, num_tables, x, emb, grad_out, grad_x, grad_emb);
   }
-  return internal::NoImplementation("FeatureInteractionBackward", x.device());
+  return cuda::FeatureInteractionBackward(ctx, kind, num_tables, x, emb, grad_out, grad_x, grad_emb);
 }
 
 }  // namespace foresight::kernels
