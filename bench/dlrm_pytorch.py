@@ -139,7 +139,8 @@ def auc(scores, labels):
 @torch.no_grad()
 def evaluate(model, data, split):
     lo, hi = data.splits[split]
-    z = model(data.dense[lo:hi], data.ids[lo:hi])
+    z = torch.cat([model(data.dense[a:min(a + 65536, hi)], data.ids[a:min(a + 65536, hi)])
+                   for a in range(lo, hi, 65536)])
     y = data.labels[lo:hi]
     loss = torch.nn.functional.binary_cross_entropy_with_logits(z.double(), y.double()).item()
     return auc(z.numpy().astype(np.float64), y.numpy()), loss
@@ -187,7 +188,8 @@ def run(args, data, seed):
         test_auc, test_logloss = evaluate(model, data, "test")
         if best is None or val_auc > best["val_auc"]:
             best = {"best_epoch": epoch, "val_auc": val_auc, "test_auc": test_auc, "test_logloss": test_logloss}
-    best.update({"seed": seed, "seconds": round(time.time() - start, 2)})
+    best.update({"seed": seed, "seconds": round(time.time() - start, 2),
+                 "samples_per_second": round(args.epochs * (hi - lo) / (time.time() - start), 1)})
     return best
 
 

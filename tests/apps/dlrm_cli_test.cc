@@ -92,6 +92,20 @@ TEST(DlrmCli, SameMetricsWithAnyThreadCount) {
   EXPECT_EQ(one, two);
 }
 
+TEST(DlrmCli, ProgressShowsSamplesPerSecondAndTheCacheHitRate) {
+  testing::TempDir dir;
+  ASSERT_EQ(Generate(dir.File("g")).code, 0);
+  const Result r = testing::RunForesight("train " + Quote(dir.File("g")) +
+                                         " --model dlrm --bottom-mlp 8,4 --top-mlp 8,1 --embedding-dim 4 "
+                                         "--epochs 1 --table-store mmap --cache-size 4K --table-dir " +
+                                         Quote(dir.path()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("epoch 1/1 step 5: loss "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" samples/s | cache "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("% hits"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("epochs 1, best epoch 1: val_auc "), std::string::npos) << r.out;
+}
+
 TEST(DlrmCli, BadInputGetsClearErrors) {
   testing::TempDir dir;
   ASSERT_EQ(Generate(dir.File("clicks")).code, 0);
