@@ -117,7 +117,8 @@ class TrainCommand : public Command {
 }  // namespace
 
 std::unique_ptr<Command> AddTrainCommand(CLI::App* root) {
-  CLI::App* app = root->add_subcommand("train", "Train a GNN (sage, gcn, gat) on a graph dataset, or DLRM (dlrm) on a clicks dataset");
+  CLI::App* app = root->add_subcommand(
+      "train", "Train a GNN (sage, gcn, gat) on a graph dataset, or DLRM (dlrm) on a clicks dataset");
   return std::make_unique<TrainCommand>(app);
 }
 

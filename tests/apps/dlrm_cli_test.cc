@@ -44,8 +44,8 @@ TEST(DlrmCli, CriteoSampleTrainsPastChance) {
                                    Quote(src + "/test.tsv.xz") + " --min-frequency 2 --quiet --output " +
                                    Quote(dir.File("c8k")));
   ASSERT_EQ(r.code, 0) << r.err;
-  r = testing::RunForesight("train " + Quote(dir.File("c8k")) + kSmallDlrm + kAdagrad + " --epochs 2 --eval-every 40 --dropout 0 --seed 1" +
-                            " --metrics " + Quote(dir.File("m.jsonl")));
+  r = testing::RunForesight("train " + Quote(dir.File("c8k")) + kSmallDlrm + kAdagrad +
+                            " --epochs 2 --eval-every 40 --dropout 0 --seed 1 --metrics " + Quote(dir.File("m.jsonl")));
   ASSERT_EQ(r.code, 0) << r.err;
   const std::vector<nlohmann::json> lines = testing::ReadJsonLines(dir.File("m.jsonl"));
   // 57 steps an epoch: step 40, the end of epoch 1 (57), 80, the end (114); then the final line.

@@ -1,24 +1,21 @@
 #include "dlrm_runner.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <deque>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint_lock.h"
 #include "click_batch.h"
 #include "click_metrics.h"
-#include "checkpoint_lock.h"
 #include "dlrm_checkpoint.h"
-#include "dlrm_memory_plan.h"
 #include "dlrm_model.h"
 #include "dlrm_schedule.h"
+#include "dlrm_tables.h"
 #include "epoch_runner.h"
 #include "foresight/autograd/functional.h"
 #include "foresight/autograd/optimizer.h"
@@ -40,36 +37,6 @@ std::string Fixed(const char* fmt, double v) {
   return buf;
 }
 
-// A directory for the tables' files, removed with this object.
-class ScratchDir {
- public:
-  ~ScratchDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-    if (ec) {
-      FS_LOG(WARNING) << "could not remove the table directory " << path_ << ": " << ec.message();
-    }
-  }
-  Status Create(const std::string& parent) {
-    std::string base = parent;
-    if (base.empty()) {
-      const char* tmp = getenv("TMPDIR");
-      base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-    }
-    std::string templ = base + "/foresight-tables-XXXXXX";
-    if (mkdtemp(templ.data()) == nullptr) {
-      return ErrnoError("create a table directory in " + base + " (table_dir)", errno);
-    }
-    path_ = templ;
-    return Status::OK();
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // Counters at one moment, to report the difference between two.
 struct CacheSnapshot {
   int64_t hits = 0, misses = 0, bypassed = 0, writebacks = 0, bytes_read = 0, bytes_written = 0;
@@ -89,8 +56,6 @@ class DlrmTrainer {
 
  private:
   Status OpenData();
-  Status OpenTables();
-  Status SetStaticKeys();
   Status Fill();
   Status TrainBatch(const Inflight& b);
   Status EvalBatch(const Inflight& b);
@@ -108,8 +73,8 @@ class DlrmTrainer {
   std::unique_ptr<storage::ClicksDataset> data_;
   std::unique_ptr<sampler::SeedOrder> order_;
   std::unique_ptr<DlrmSchedule> schedule_;
-  ScratchDir scratch_;
-  std::unique_ptr<embed::EmbeddingBagCollection> tables_;
+  DlrmTables opened_;  // the tables and their directory
+  embed::EmbeddingBagCollection* tables_ = nullptr;
   int64_t cache_bytes_ = 0;
   int64_t baseline_rss_ = 0;  // before the dataset is opened
   std::unique_ptr<DlrmModel> model_;
@@ -156,74 +121,6 @@ Status DlrmTrainer::OpenData() {
   order_ = std::make_unique<sampler::SeedOrder>(RowRangeIds(layout.train.begin, layout.train.end), o_.batch_size,
                                                 o_.seed);
   return order_->status();
-}
-
-Status DlrmTrainer::OpenTables() {
-  embed::EmbeddingBagCollectionOptions eo;
-  for (int64_t k = 0; k < data_->num_fields(); ++k) eo.table_rows.push_back(data_->field(k).rows);
-  eo.dim = o_.embedding_dim;
-  FS_ASSIGN_OR_RETURN(eo.optimizer, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
-  eo.init.seed = o_.seed;
-  FS_ASSIGN_OR_RETURN(eo.store.kind, storage::ParseRowStoreKind(o_.table_store));
-  eo.store.writable = true;
-  eo.store.create = true;
-  eo.store.io_depth = o_.io_depth;
-  if (eo.store.kind != storage::RowStoreKind::kMemory) {
-    FS_RETURN_IF_ERROR(scratch_.Create(o_.table_dir));
-    eo.store.path = scratch_.path() + (eo.store.kind == storage::RowStoreKind::kRocksDb ? "/tables" : "/tables.npy");
-  }
-  FS_ASSIGN_OR_RETURN(eo.cache.policy, cache::ParsePolicy(o_.cache_policy));
-  eo.cache.lookahead = o_.lookahead;
-  DlrmMemoryInputs mi;
-  mi.data = data_.get();
-  mi.options = &o_;
-  mi.baseline_bytes = baseline_rss_;
-  for (const autograd::Parameter* p : model_->Parameters()) mi.parameters += p->value().numel();
-  for (int64_t w : o_.bottom_mlp) mi.activation_width += 2 * w;  // pre- and post-activation
-  for (int64_t w : o_.top_mlp) mi.activation_width += 2 * w;
-  mi.activation_width += data_->num_dense() + 2 * data_->num_fields() * o_.embedding_dim +
-                         kernels::InteractionWidth(kernels::ParseInteraction(o_.interaction).value(),
-                                                   data_->num_fields(), o_.bottom_mlp.back(), o_.embedding_dim);
-  for (int64_t r : eo.table_rows) mi.table_rows += r;
-  kernels::EmbeddingRowLayout layout;
-  layout.dim = eo.dim;
-  layout.optimizer = eo.optimizer;
-  mi.row_bytes = layout.row_bytes();
-  const MemoryEstimate estimate = EstimateDlrmMemory(mi);
-  FS_ASSIGN_OR_RETURN(const int64_t capacity, PlanDlrmCacheBytes(o_, estimate));
-  if (o_.memory_budget > 0) {
-    FS_LOG(INFO) << "memory plan: " << estimate.Describe() << "; table cache " << FormatBytes(capacity);
-  }
-  eo.cache.capacity_bytes = capacity;
-  cache_bytes_ = capacity;
-  FS_ASSIGN_OR_RETURN(tables_, embed::EmbeddingBagCollection::Open(eo));
-  if (eo.cache.policy == cache::Policy::kStatic && !tables_->table()->direct()) FS_RETURN_IF_ERROR(SetStaticKeys());
-  sparse_.kind = eo.optimizer;
-  sparse_.lr = o_.sparse_lr;
-  return Status::OK();
-}
-
-// The static policy keeps the rows the training split uses most (ties by
-// key), the DLRM counterpart of the GNN features' highest in-degree rows.
-Status DlrmTrainer::SetStaticKeys() {
-  std::vector<std::pair<int64_t, int64_t>> counted;  // (-count, key)
-  const storage::RowRange train = data_->layout().train;
-  for (int64_t k = 0; k < data_->num_fields(); ++k) {
-    std::vector<int64_t> count(static_cast<size_t>(data_->field(k).rows), 0);
-    const Tensor& ids = data_->ids(k);
-    const int64_t bag = data_->field(k).bag_size;
-    for (int64_t i = train.begin * bag; i < train.end * bag; ++i) {
-      ++count[static_cast<size_t>(ids.dtype() == DType::kI32 ? ids.data<int32_t>()[i] : ids.data<int64_t>()[i])];
-    }
-    for (size_t r = 0; r < count.size(); ++r) {
-      if (count[r] > 0) counted.emplace_back(-count[r], tables_->Key(k, static_cast<int64_t>(r)));
-    }
-  }
-  std::sort(counted.begin(), counted.end());
-  std::vector<int64_t> keys;
-  keys.reserve(counted.size());
-  for (const auto& [c, key] : counted) keys.push_back(key);
-  return tables_->table()->SetStaticKeys(std::move(keys));
 }
 
 // Keeps the current batch and the W after it enqueued on the tables.
@@ -360,7 +257,7 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
       checkpoint_.best_val_auc = best_val_auc_;
       checkpoint_.test_auc = best_test_auc_;
       checkpoint_.test_logloss = best_test_logloss_;
-      FS_RETURN_IF_ERROR(SaveDlrmCheckpoint(o_.checkpoint_dir, *model_, *optimizer_, tables_.get(), &checkpoint_));
+      FS_RETURN_IF_ERROR(SaveDlrmCheckpoint(o_.checkpoint_dir, *model_, *optimizer_, tables_, &checkpoint_));
     }
     if (progress_) {
       progress_->FinishLine("epoch " + std::to_string(item.epoch + 1) + "/" + std::to_string(o_.epochs) +
@@ -401,7 +298,7 @@ Status DlrmTrainer::Resume(bool* resumed) {
                               nlohmann::json(saved->table_rows).dump() + " rows but " + o_.dataset +
                               " has fields of " + nlohmann::json(checkpoint_.table_rows).dump());
   }
-  FS_RETURN_IF_ERROR(LoadDlrmCheckpoint(o_.checkpoint_dir, *saved, model_.get(), optimizer_.get(), tables_.get()));
+  FS_RETURN_IF_ERROR(LoadDlrmCheckpoint(o_.checkpoint_dir, *saved, model_.get(), optimizer_.get(), tables_));
   const nlohmann::json options = checkpoint_.options;
   checkpoint_ = std::move(saved).value();
   checkpoint_.options = options;  // the new epochs are what later saves record
@@ -444,7 +341,11 @@ Status DlrmTrainer::Run(TrainSummary* out) {
   oo.lr = o_.lr;
   oo.weight_decay = o_.weight_decay;
   FS_ASSIGN_OR_RETURN(optimizer_, autograd::Optimizer::Create(oo, model_->Parameters()));
-  FS_RETURN_IF_ERROR(OpenTables());
+  FS_ASSIGN_OR_RETURN(opened_, OpenDlrmTables(o_, *data_, *model_, baseline_rss_));
+  tables_ = opened_.tables.get();
+  cache_bytes_ = opened_.cache_bytes;
+  sparse_.kind = tables_->layout().optimizer;
+  sparse_.lr = o_.sparse_lr;
   for (int64_t k = 0; k < data_->num_fields(); ++k) checkpoint_.table_rows.push_back(data_->field(k).rows);
   checkpoint_.embedding_dim = o_.embedding_dim;
   checkpoint_.sparse_optimizer = o_.sparse_optimizer;
