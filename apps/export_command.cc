@@ -44,7 +44,7 @@ class ExportCommand : public Command {
 
 std::unique_ptr<Command> AddExportCommand(CLI::App* root) {
   CLI::App* app =
-      root->add_subcommand("export", "Write node embeddings and predictions of a checkpoint");
+      root->add_subcommand("export", "Write node embeddings and predictions of a checkpoint (a DLRM's: its tables)");
   return std::make_unique<ExportCommand>(app);
 }
 

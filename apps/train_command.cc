@@ -90,6 +90,12 @@ class TrainCommand : public Command {
     trainer::TrainSummary summary;
     FS_RETURN_IF_ERROR(trainer::Train(options_, &summary));
     if (!options_.progress) return Status::OK();
+    if (options_.model == "dlrm") {
+      std::printf("epochs %d, best epoch %d: val_auc %.4f test_auc %.4f test_logloss %.4f\n",
+                  summary.epochs_completed, summary.best_epoch, summary.best_val_auc, summary.test_auc,
+                  summary.test_logloss);
+      return Status::OK();
+    }
     std::printf("epochs %d%s, best epoch %d: val_acc %.4f test_acc %.4f\n",
                 summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "",
                 summary.best_epoch, summary.best_val_acc, summary.test_acc);
@@ -113,7 +119,8 @@ class TrainCommand : public Command {
 }  // namespace
 
 std::unique_ptr<Command> AddTrainCommand(CLI::App* root) {
-  CLI::App* app = root->add_subcommand("train", "Train a GNN (sage, gcn, gat) on a dataset");
+  CLI::App* app = root->add_subcommand(
+      "train", "Train a GNN (sage, gcn, gat) on a graph dataset, or DLRM (dlrm) on a clicks dataset");
   return std::make_unique<TrainCommand>(app);
 }
 

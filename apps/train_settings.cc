@@ -235,7 +235,8 @@ const std::vector<TrainKey>& TrainKeys() {
   using O = TrainOptions;
   static const std::vector<TrainKey> keys = {
       {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
-      {"model", "Model: sage, gcn or gat", &O::model, "sage|gcn|gat", false},
+      {"model", "Model: sage, gcn or gat on a graph dataset; dlrm on a clicks dataset", &O::model,
+       "sage|gcn|gat|dlrm", false},
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
        "degree buckets), one-hot (node identity as a learned row of the first layer), learned:DIM (a learned "
@@ -243,13 +244,14 @@ const std::vector<TrainKey>& TrainKeys() {
        "dataset's dense features with DIM learned values beside them)",
        &O::node_features, nullptr, false},
       {"sparse-optimizer",
-       "Optimizer of learned embedding rows, fused into backward with its state beside each row: sgd, "
-       "rowwise-adagrad or adam",
+       "Optimizer of embedding rows (learned:DIM, dlrm tables), fused into backward with its state beside "
+       "each row: sgd, rowwise-adagrad or adam",
        &O::sparse_optimizer, "sgd|rowwise-adagrad|adam", false},
-      {"sparse-lr", "Learning rate of the sparse optimizer (learned embedding rows)", &O::sparse_lr, nullptr, false},
+      {"sparse-lr", "Learning rate of the sparse optimizer (learned:DIM, dlrm tables)", &O::sparse_lr, nullptr, false},
       {"table-dir",
-       "learned:DIM on --feature-store mmap or disk: directory of the table's file (default: a temporary "
-       "directory, removed at the end)",
+       "Where file-backed embedding tables go: learned:DIM on --feature-store mmap or disk, the directory "
+       "of its file; dlrm with --table-store mmap|disk|rocksdb, a new directory in it, removed at the end "
+       "(default: a temporary directory, removed at the end)",
        &O::table_dir, nullptr, false},
       {"epochs", "Passes over the training ids", &O::epochs, nullptr, false},
       {"batch-size", "Training seeds per mini-batch", &O::batch_size, nullptr, false},
@@ -308,6 +310,18 @@ const std::vector<TrainKey>& TrainKeys() {
        "Neighbour sampling: full, or resident (only in-neighbours in the batch's partition group; needs "
        "--order partition)",
        &O::sampling, "full|resident", false},
+      {"bottom-mlp", "dlrm: widths of the bottom MLP over the dense features (with --interaction dot the last "
+       "is --embedding-dim)", &O::bottom_mlp, nullptr, false},
+      {"top-mlp", "dlrm: widths of the top MLP; the last is 1, the click logit", &O::top_mlp, nullptr, false},
+      {"embedding-dim", "dlrm: columns of every embedding table", &O::embedding_dim, nullptr, false},
+      {"interaction", "dlrm: dot (pairwise dot products) or cat (concatenation)", &O::interaction, "dot|cat",
+       false},
+      {"eval-every", "dlrm: also evaluate (and write a metrics line) every N training steps (0 = at epoch ends "
+       "only)", &O::eval_every, nullptr, false},
+      {"table-store",
+       "dlrm: where the embedding tables live: memory, mmap, disk (O_DIRECT on io_uring) or rocksdb; all but a "
+       "memory store with no cache train behind the --cache-policy/--cache-size cache",
+       &O::table_store, "memory|mmap|disk|rocksdb", false},
       {"resident-partitions",
        "Partitions per group of --order partition, resident together for --sampling resident (default: 0 = "
        "as many as the feature cache holds, at least 1)",

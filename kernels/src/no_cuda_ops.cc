@@ -146,4 +146,17 @@ Status EmbeddingBagBackwardUpdate(const ExecContext&, const EmbeddingRowLayout&,
   return NoCuda("EmbeddingBagBackwardUpdate");
 }
 
+Status FeatureInteraction(const ExecContext&, Interaction, int64_t, const Tensor&, const Tensor&, Tensor*) {
+  return NoCuda("FeatureInteraction");
+}
+
+Status FeatureInteractionBackward(const ExecContext&, Interaction, int64_t, const Tensor&, const Tensor&,
+                                  const Tensor&, Tensor*, Tensor*) {
+  return NoCuda("FeatureInteractionBackward");
+}
+
+Status BceWithLogits(const ExecContext&, const Tensor&, const Tensor&, float*, Tensor*) {
+  return NoCuda("BceWithLogits");
+}
+
 }  // namespace foresight::kernels::cuda

@@ -51,9 +51,15 @@ order: partition
 sampling: resident
 resident_partitions: 2
 node_features: degree
-sparse_optimizer: adam
-sparse_lr: 0.2
-table_dir: /tmp/table
+bottom_mlp: [32, 16]
+top-mlp: 64,1
+embedding_dim: 16
+interaction: cat
+sparse-optimizer: adam
+sparse_lr: 0.5
+eval_every: 100
+table-store: disk
+table_dir: /tmp/tables
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -89,9 +95,15 @@ order = "partition"
 sampling = "resident"
 resident-partitions = 2
 node-features = "degree"
+bottom_mlp = [32, 16]
+top-mlp = [64, 1]
+embedding_dim = 16
+interaction = "cat"
 sparse-optimizer = "adam"
-sparse-lr = 0.2
-table-dir = "/tmp/table"
+sparse_lr = 0.5
+eval_every = 100
+table-store = "disk"
+table_dir = "/tmp/tables"
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -126,9 +138,15 @@ std::vector<FlagValue> kFlags = {
     {"sampling", ConfigValue::Text("resident")},
     {"resident-partitions", ConfigValue::Text("2")},
     {"node-features", ConfigValue::Text("degree")},
+    {"bottom-mlp", ConfigValue::Text("32,16")},
+    {"top-mlp", ConfigValue::Text("64,1")},
+    {"embedding-dim", ConfigValue::Text("16")},
+    {"interaction", ConfigValue::Text("cat")},
     {"sparse-optimizer", ConfigValue::Text("adam")},
-    {"sparse-lr", ConfigValue::Text("0.2")},
-    {"table-dir", ConfigValue::Text("/tmp/table")},
+    {"sparse-lr", ConfigValue::Text("0.5")},
+    {"eval-every", ConfigValue::Text("100")},
+    {"table-store", ConfigValue::Text("disk")},
+    {"table-dir", ConfigValue::Text("/tmp/tables")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -175,9 +193,15 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.sampling, "resident");
   EXPECT_EQ(o.resident_partitions, 2);
   EXPECT_EQ(o.node_features, "degree");
+  EXPECT_EQ(o.bottom_mlp, (std::vector<int64_t>{32, 16}));
+  EXPECT_EQ(o.top_mlp, (std::vector<int64_t>{64, 1}));
+  EXPECT_EQ(o.embedding_dim, 16);
+  EXPECT_EQ(o.interaction, "cat");
   EXPECT_EQ(o.sparse_optimizer, "adam");
-  EXPECT_FLOAT_EQ(o.sparse_lr, 0.2f);
-  EXPECT_EQ(o.table_dir, "/tmp/table");
+  EXPECT_EQ(o.sparse_lr, 0.5f);
+  EXPECT_EQ(o.eval_every, 100);
+  EXPECT_EQ(o.table_store, "disk");
+  EXPECT_EQ(o.table_dir, "/tmp/tables");
 }
 
 TEST(TrainConfig, EveryKeyIsCoveredByTheTestConfig) {

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint.h"
+#include "dlrm_checkpoint.h"
 #include "file_ops.h"
+#include "foresight/core/logging.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/kernels/ops.h"
 #include "foresight/sampler/neighbor_sampler.h"
@@ -46,6 +48,11 @@ StatusOr<Tensor> LearnedEmbeddings(const std::string& path, int64_t nodes, int64
 
 Status Load(const InferenceOptions& o, Loaded* out) {
   FS_RETURN_IF_ERROR(o.Validate());
+  if (internal::PathExists(o.checkpoint_dir + "/" + internal::kDlrmCheckpointFile)) {
+    return Unimplemented("the checkpoint in " + o.checkpoint_dir +
+                         " is a DLRM's: its validation and test metrics are in the training's metrics file, "
+                         "and `foresight export` writes its tables");
+  }
   FS_RETURN_IF_ERROR(internal::OpenNodeData(o.dataset, &out->data));
   FS_ASSIGN_OR_RETURN(out->state, internal::ReadCheckpointState(o.checkpoint_dir));
   const storage::Dataset& d = *out->data.dataset;
@@ -171,6 +178,13 @@ Status Evaluate(const InferenceOptions& options, EvaluationResult* out) {
 
 Status Export(const InferenceOptions& options, const std::string& output_dir) {
   if (output_dir.empty()) return InvalidArgument("output: no output directory given");
+  if (internal::PathExists(options.checkpoint_dir + "/" + internal::kDlrmCheckpointFile)) {
+    FS_RETURN_IF_ERROR(options.Validate());
+    int epoch = 0;
+    FS_RETURN_IF_ERROR(internal::ExportDlrmTables(options.dataset, options.checkpoint_dir, output_dir, &epoch));
+    FS_LOG(INFO) << "export: the DLRM tables of epoch " << epoch << " (the checkpoint's last)";
+    return Status::OK();
+  }
   Loaded l;
   FS_RETURN_IF_ERROR(Load(options, &l));
   FS_RETURN_IF_ERROR(internal::MakeDirs(output_dir));

@@ -57,19 +57,23 @@ namespace {
 // (at most `epochs` of them), and the bytes they span.
 std::pair<int, size_t> LeadingEpochLines(const std::string& text, int epochs) {
   int kept = 0;
-  size_t end = 0;
+  size_t end = 0, at = 0;
   while (kept < epochs) {
-    const size_t nl = text.find('\n', end);
+    const size_t nl = text.find('\n', at);
     if (nl == std::string::npos) break;  // a partial line is never kept
-    const nlohmann::json j = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(end),
+    const nlohmann::json j = nlohmann::json::parse(text.begin() + static_cast<std::ptrdiff_t>(at),
                                                    text.begin() + static_cast<std::ptrdiff_t>(nl), nullptr,
                                                    /*allow_exceptions=*/false);
     if (!j.is_object() || j.contains("final") || !j.contains("epoch") || !j["epoch"].is_number_integer() ||
         j["epoch"].get<int64_t>() != kept + 1) {
       break;
     }
+    at = nl + 1;
+    // A line within its epoch ("epoch_end": false, DLRM's --eval-every) is
+    // kept only with the epoch's last line.
+    if (j.contains("epoch_end") && j["epoch_end"].is_boolean() && !j["epoch_end"].get<bool>()) continue;
     ++kept;
-    end = nl + 1;
+    end = at;
   }
   return {kept, end};
 }
@@ -142,8 +146,16 @@ Status MetricsWriter::WriteEpoch(const EpochMetrics& m) {
   return Status::OK();
 }
 
-Status MetricsWriter::WriteFinal(const TrainSummary& s) {
-  const std::string line = FinalLine(s) + "\n";
+Status MetricsWriter::WriteLine(const nlohmann::json& j, bool ends_epoch) {
+  FS_RETURN_IF_ERROR(Append(j.dump() + "\n"));
+  if (ends_epoch) ++kept_epochs_;
+  return Status::OK();
+}
+
+Status MetricsWriter::WriteFinal(const TrainSummary& s) { return WriteFinalText(FinalLine(s)); }
+
+Status MetricsWriter::WriteFinalText(const std::string& text) {
+  const std::string line = text + "\n";
   if (dropped_ == line) {  // a finished run resumed: the file is already complete
     dropped_.clear();
     return Status::OK();

@@ -56,6 +56,13 @@ class MetricsWriter {
   // `durable`: each line is fsync-ed before the call returns.
   Status WriteEpoch(const EpochMetrics& m);
   Status WriteFinal(const TrainSummary& s);
+  // Models with their own line layout (DLRM): one JSON line; `ends_epoch`
+  // says it is the last line of its epoch (the unit a resume keeps; the
+  // lines before it within the epoch carry "epoch_end": false).
+  Status WriteLine(const nlohmann::json& j, bool ends_epoch);
+  // The final line's text (no newline), kept as is when a finished run is
+  // resumed and the file already ends with it.
+  Status WriteFinalText(const std::string& text);
 
  private:
   MetricsWriter(std::string path, int fd, bool durable) : path_(std::move(path)), fd_(fd), durable_(durable) {}

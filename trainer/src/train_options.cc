@@ -6,6 +6,7 @@
 #include "foresight/core/device.h"
 #include "foresight/kernels/ops.h"
 #include "learned_input.h"
+#include "dlrm_options.h"
 
 namespace foresight::trainer {
 
@@ -21,8 +22,9 @@ std::string FanoutsToString(const std::vector<int64_t>& fanouts) {
 
 Status TrainOptions::Validate() const {
   if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
+  if (model == "dlrm") return internal::ValidateDlrmOptions(*this);
   if (model != "sage" && model != "gcn" && model != "gat") {
-    return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat");
+    return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat, dlrm");
   }
   const bool learned = internal::IsLearned(node_features);
   if (learned) FS_RETURN_IF_ERROR(internal::ParseLearnedDim(node_features).status());

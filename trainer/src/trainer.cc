@@ -5,6 +5,7 @@
 
 #include "checkpoint.h"
 #include "checkpoint_lock.h"
+#include "dlrm_runner.h"
 #include "epoch_runner.h"
 #include "foresight/core/logging.h"
 #include "foresight/core/thread_pool.h"
@@ -93,6 +94,13 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   FS_RETURN_IF_ERROR(options.Validate());
   FS_RETURN_IF_ERROR(CheckTrainDevice(options));
   *out = TrainSummary();
+  if (options.model == "dlrm") return internal::TrainDlrm(options, callbacks, out);
+  // A click log given to a GNN: say which model reads it.
+  StatusOr<storage::DatasetManifest> manifest = storage::ReadManifest(options.dataset + "/" + storage::kManifestFile);
+  if (manifest.ok() && manifest->kind == storage::kKindClicks) {
+    return InvalidArgument("model " + options.model + " trains on a graph, but " + options.dataset +
+                           " is a clicks dataset (a click log); train it with --model dlrm");
+  }
   // The checkpoint directory is this run's until it returns; what killed
   // runs left half written in it goes first.
   std::unique_ptr<internal::CheckpointDirLock> checkpoint_lock;

@@ -100,4 +100,11 @@ inline int64_t DstGrain(int64_t num_dst, int64_t num_edges, int64_t per_edge) {
   return g > 0 ? g : 1;
 }
 
+Status FeatureInteraction(const ExecContext& ctx, Interaction kind, int64_t num_tables, const Tensor& x,
+                          const Tensor& emb, Tensor* out);
+Status FeatureInteractionBackward(const ExecContext& ctx, Interaction kind, int64_t num_tables, const Tensor& x,
+                                  const Tensor& emb, const Tensor& grad_out, Tensor* grad_x, Tensor* grad_emb);
+Status BceWithLogits(const ExecContext& ctx, const Tensor& logits, const Tensor& targets, float* loss,
+                     Tensor* grad_logits);
+
 }  // namespace foresight::kernels::cpu

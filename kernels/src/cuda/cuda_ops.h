@@ -77,4 +77,11 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
                                   const Tensor& ids, const Tensor& offsets, const Tensor& per_sample_weights,
                                   Pooling pooling, const Tensor& grad_out, Tensor* weights);
 
+Status FeatureInteraction(const ExecContext& ctx, Interaction kind, int64_t num_tables, const Tensor& x,
+                          const Tensor& emb, Tensor* out);
+Status FeatureInteractionBackward(const ExecContext& ctx, Interaction kind, int64_t num_tables, const Tensor& x,
+                                  const Tensor& emb, const Tensor& grad_out, Tensor* grad_x, Tensor* grad_emb);
+Status BceWithLogits(const ExecContext& ctx, const Tensor& logits, const Tensor& targets, float* loss,
+                     Tensor* grad_logits);
+
 }  // namespace foresight::kernels::cuda

@@ -25,4 +25,12 @@ StatusOr<Var> LogSoftmax(Tape& tape, const Var& logits);
 // Mean NLL over rows with label >= 0; a [1] f32 Var.
 StatusOr<Var> NllLoss(Tape& tape, const Var& logp, const Tensor& labels);
 
+// DLRM's interaction of x [B, D] with the pooled tables emb [B, T*E]
+// (kernels::FeatureInteraction); gradients flow to both.
+StatusOr<Var> FeatureInteraction(Tape& tape, kernels::Interaction kind, int64_t num_tables, const Var& x,
+                                 const Var& emb);
+// Mean binary cross-entropy of sigmoid(logits) against targets (f32, one
+// per logit); a [1] f32 Var.
+StatusOr<Var> BceWithLogitsLoss(Tape& tape, const Var& logits, const Tensor& targets);
+
 }  // namespace foresight::autograd

@@ -289,4 +289,32 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
                                   const Tensor& ids, const Tensor& offsets, const Tensor& per_sample_weights,
                                   Pooling pooling, const Tensor& grad_out, Tensor* weights);
 
+// ---- recommendation models (DLRM) ----
+
+// How the bottom MLP's output x [B, D] meets the pooled tables emb [B, T*E]:
+//   dot  z_0 = x, z_k = table k-1's embedding (needs D == E); out
+//        [B, D + (T+1)T/2] = [x, z_i . z_j for i > j], the pairs in the
+//        order of the strictly lower triangle read row by row ((1,0), (2,0),
+//        (2,1), (3,0), ...), as the reference DLRM;
+//   cat  out [B, D + T*E] = [x, emb].
+enum class Interaction { kDot, kCat };
+// "dot", "cat"; InvalidArgument naming the choices.
+StatusOr<Interaction> ParseInteraction(const std::string& name);
+const char* InteractionName(Interaction i);
+// Columns of the interaction's output.
+int64_t InteractionWidth(Interaction kind, int64_t num_tables, int64_t x_dim, int64_t emb_dim);
+Status FeatureInteraction(const ExecContext& ctx, Interaction kind, int64_t num_tables, const Tensor& x,
+                          const Tensor& emb, Tensor* out);
+// Gradients of FeatureInteraction (overwritten, not accumulated): grad_x
+// [B, D], grad_emb [B, T*E]; dot sums each z_k's terms in ascending j.
+Status FeatureInteractionBackward(const ExecContext& ctx, Interaction kind, int64_t num_tables, const Tensor& x,
+                                  const Tensor& emb, const Tensor& grad_out, Tensor* grad_x, Tensor* grad_emb);
+
+// Mean binary cross-entropy of sigmoid(logits) against targets in [0, 1]
+// (f32, both N elements, any shape), in the stable form
+// max(z, 0) - z y + log1p(exp(-|z|)), summed in f64 over fixed chunks.
+// grad_logits (optional, logits' shape): (sigmoid(z) - y) / N.
+Status BceWithLogits(const ExecContext& ctx, const Tensor& logits, const Tensor& targets, float* loss,
+                     Tensor* grad_logits);
+
 }  // namespace foresight::kernels

@@ -14,7 +14,8 @@ namespace foresight::trainer {
 struct TrainOptions {
   // Dataset directory (storage::Dataset layout). Required.
   std::string dataset;
-  // Model: "sage" (GraphSAGE, mean aggregator), "gcn" or "gat". Default: sage
+  // Model: "sage" (GraphSAGE, mean aggregator), "gcn" or "gat" on a graph
+  // dataset; "dlrm" on a clicks dataset (the DLRM fields below). Default: sage
   std::string model = "sage";
   // What the model reads as node features:
   //   "file"      the dataset's features (dense features.npy, or the sparse
@@ -32,15 +33,19 @@ struct TrainOptions {
   // A dataset without features needs degree, one-hot or learned:DIM.
   // Default: file
   std::string node_features = "file";
-  // learned:DIM: the optimizer of the embedding rows, fused into the
-  // backward pass with its state beside each row: "sgd", "rowwise-adagrad"
-  // (one f32 of state a row) or "adam" (2 x DIM). Default: rowwise-adagrad
+  // learned:DIM and dlrm: the optimizer of the embedding rows, fused into
+  // the backward pass with its state beside each row: "sgd",
+  // "rowwise-adagrad" (one f32 of state a row) or "adam" (2 x DIM).
+  // Default: rowwise-adagrad
   std::string sparse_optimizer = "rowwise-adagrad";
-  // learned:DIM: the sparse optimizer's learning rate. Default: 0.05
+  // learned:DIM and dlrm: the sparse optimizer's learning rate. Default: 0.05
   float sparse_lr = 0.05f;
-  // learned:DIM with feature_store mmap or disk: the directory of the
-  // table's file (learned_rows.npy, replaced by each run). Default: "" = a
-  // temporary directory, removed when training ends
+  // Where file-backed embedding tables go. learned:DIM with feature_store
+  // mmap or disk: the directory of the table's file (learned_rows.npy,
+  // replaced by each run); dlrm with table_store mmap, disk or rocksdb: a
+  // new directory in it (foresight-tables-XXXXXX), removed when training
+  // ends. Default: "" = a temporary directory ($TMPDIR, else /tmp), removed
+  // when training ends
   std::string table_dir;
   // Number of passes over the training ids. Default: 200
   int epochs = 200;
@@ -144,6 +149,36 @@ struct TrainOptions {
   // together for --sampling resident); 0 = as many partitions as the
   // feature cache can hold (at least 1). Default: 0
   int resident_partitions = 0;
+
+  // --- DLRM (model = "dlrm", on a clicks dataset). batch_size, epochs,
+  // lr / optimizer / weight_decay (the dense parameters), dropout (on the
+  // MLPs' hidden activations), seed, threads, eval_batch_size (samples per
+  // evaluation batch), metrics, checkpoints and the cache options
+  // (cache_policy, cache_size, lookahead, io_depth, memory_budget) apply too.
+
+  // Widths of the bottom MLP's layers (on the dense features; each layer
+  // Linear + ReLU). With interaction "dot" the last is the embedding dim.
+  // Default: {512, 256, 64}
+  std::vector<int64_t> bottom_mlp = {512, 256, 64};
+  // Widths of the top MLP's layers (ReLU between them); the last is 1, the
+  // click logit. Default: {512, 256, 1}
+  std::vector<int64_t> top_mlp = {512, 256, 1};
+  // Columns of every embedding table. Default: 64
+  int64_t embedding_dim = 64;
+  // "dot" (pairwise dot products of the bottom output and the tables'
+  // embeddings, beside the bottom output) or "cat" (concatenation).
+  // Default: dot
+  std::string interaction = "dot";
+  // The tables' optimizer and learning rate: sparse_optimizer and sparse_lr
+  // above.
+  // Evaluate (and write a metrics line) every N training steps as well as
+  // at the end of each epoch; 0 = only at the end of each epoch. Default: 0
+  int64_t eval_every = 0;
+  // Where the tables live: "memory", "mmap", "disk" (O_DIRECT on io_uring)
+  // or "rocksdb"; all but memory go through the cache (cache_policy,
+  // cache_size, lookahead). Default: memory
+  std::string table_store = "memory";
+  // Where mmap, disk and rocksdb tables are created: table_dir above.
 
   // Checks ranges and combinations; the message names the option.
   Status Validate() const;

@@ -64,6 +64,9 @@ struct TrainSummary {
   int best_epoch = 0;        // first epoch with the best validation accuracy
   double best_val_acc = 0;
   double test_acc = 0;       // test accuracy at best_epoch
+  // dlrm: best_val_auc is the best validation AUC (best_val_acc stays 0);
+  // test_auc and test_logloss are the test metrics at that evaluation.
+  double best_val_auc = 0, test_auc = 0, test_logloss = 0;
   std::vector<EpochMetrics> history;  // the epochs run by this call
 };
 

@@ -1,0 +1,66 @@
+#include "dlrm_memory_plan.h"
+
+#include <algorithm>
+
+namespace foresight::trainer::internal {
+
+MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
+  const TrainOptions& o = *in.options;
+  const storage::ClicksDataset& d = *in.data;
+  MemoryEstimate e;
+  auto add = [&](const char* name, int64_t bytes) { e.items.push_back({name, bytes}); };
+  add("baseline", in.baseline_bytes);
+  // Mapped arrays: every page is read each epoch, so all of it is resident.
+  int64_t dataset = d.dense().nbytes() + d.labels().nbytes();
+  int64_t ids_per_sample = 0;
+  for (int64_t k = 0; k < d.num_fields(); ++k) {
+    dataset += d.ids(k).nbytes() + (d.vocab(k).defined() ? d.vocab(k).nbytes() : 0);
+    ids_per_sample += d.field(k).bag_size;
+  }
+  add("dataset", dataset);
+  // Values, gradients and up to two optimizer moments.
+  add("dense model", 4 * 4 * in.parameters);
+  // A memory store holds every row; an mmap store's touched pages count.
+  if (o.table_store == "memory" || o.table_store == "mmap") add("tables", in.table_rows * in.row_bytes);
+  // The planner's per-key arrays (dense keys): 24 bytes a key for
+  // lookahead, 8 for lru and static.
+  if (o.table_store != "memory" || o.cache_size != 0) {
+    add("cache index", in.table_rows * (o.cache_policy == "lookahead" ? 24 : 8));
+  }
+  const int64_t batch = std::max(o.batch_size, o.eval_batch_size);
+  // The window's batches: ids (i64), their keys and inverse in the table's
+  // queue, offsets, dense features and targets.
+  const int64_t per_batch = batch * (ids_per_sample * 8 * 3 + d.num_fields() * 8 + d.num_dense() * 4 + 4);
+  add("lookahead batches", (static_cast<int64_t>(o.lookahead) + 1) * per_batch);
+  // A batch's rows read around the cache, at most one per id.
+  if (o.table_store != "memory" || o.cache_size != 0) add("bypass rows", batch * ids_per_sample * in.row_bytes);
+  // A training step's activations and their gradients, or an evaluation
+  // batch's activations, twice over (the host block cache keeps a step's
+  // freed blocks for the next).
+  add("step tensors", 2 * 4 * in.activation_width * std::max(2 * o.batch_size, o.eval_batch_size));
+  return e;
+}
+
+StatusOr<int64_t> PlanDlrmCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate) {
+  const int64_t other = estimate.total();
+  if (options.cache_size >= 0) {
+    if (options.memory_budget > 0 && other + options.cache_size > options.memory_budget) {
+      return ResourceExhausted("memory_budget: " + FormatBytes(options.memory_budget) + " cannot hold cache_size " +
+                               FormatBytes(options.cache_size) + " on top of the run's estimated " +
+                               estimate.Describe() + "; lower --cache-size or raise --memory-budget");
+    }
+    return options.cache_size;
+  }
+  if (options.memory_budget <= 0) return int64_t{0};
+  if (other >= options.memory_budget) {
+    return ResourceExhausted("memory_budget: " + FormatBytes(options.memory_budget) +
+                             " cannot hold the run's minimum (no table cache): " + estimate.Describe() +
+                             "; raise --memory-budget, or lower --batch-size or --lookahead" +
+                             (options.table_store == "disk" || options.table_store == "rocksdb"
+                                  ? std::string()
+                                  : std::string(" or use --table-store disk")));
+  }
+  return options.memory_budget - other;
+}
+
+}  // namespace foresight::trainer::internal

@@ -1,0 +1,54 @@
+#include "dlrm_model.h"
+
+#include <memory>
+#include <string>
+
+#include "foresight/autograd/functional.h"
+
+namespace foresight::trainer::internal {
+
+namespace {
+
+RngKey LayerKey(uint64_t seed, int layer) {
+  return RngKey::FromSeed(seed).Fold(static_cast<uint64_t>(RngPurpose::kInit)).Fold(static_cast<uint64_t>(layer));
+}
+
+}  // namespace
+
+DlrmModel::DlrmModel(const DlrmConfig& config) : config_(config) {
+  int layer = 0;
+  int64_t in = config.num_dense;
+  for (size_t i = 0; i < config.bottom_mlp.size(); ++i) {
+    const int64_t out = config.bottom_mlp[i];
+    bottom_.push_back(AddChild(std::make_unique<autograd::Linear>("bottom" + std::to_string(i), in, out,
+                                                                  /*bias=*/true, LayerKey(config.seed, layer++))));
+    in = out;
+  }
+  in = kernels::InteractionWidth(config.interaction, config.num_tables, in, config.embedding_dim);
+  for (size_t i = 0; i < config.top_mlp.size(); ++i) {
+    const int64_t out = config.top_mlp[i];
+    top_.push_back(AddChild(std::make_unique<autograd::Linear>("top" + std::to_string(i), in, out,
+                                                               /*bias=*/true, LayerKey(config.seed, layer++))));
+    in = out;
+  }
+}
+
+StatusOr<autograd::Var> DlrmModel::Forward(autograd::Tape& tape, const autograd::Var& dense,
+                                           const autograd::Var& emb) {
+  autograd::Var h = dense;
+  for (autograd::Linear* layer : bottom_) {
+    FS_ASSIGN_OR_RETURN(h, layer->Forward(tape, h));
+    FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
+    FS_ASSIGN_OR_RETURN(h, autograd::Dropout(tape, h, config_.dropout));
+  }
+  FS_ASSIGN_OR_RETURN(h, autograd::FeatureInteraction(tape, config_.interaction, config_.num_tables, h, emb));
+  for (size_t i = 0; i < top_.size(); ++i) {
+    FS_ASSIGN_OR_RETURN(h, top_[i]->Forward(tape, h));
+    if (i + 1 == top_.size()) break;  // the logit
+    FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
+    FS_ASSIGN_OR_RETURN(h, autograd::Dropout(tape, h, config_.dropout));
+  }
+  return h;
+}
+
+}  // namespace foresight::trainer::internal

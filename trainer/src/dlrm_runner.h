@@ -1,0 +1,17 @@
+// `foresight train --model dlrm`: DLRM on a clicks dataset. The dense half
+// (dlrm_model.h) trains on a dense optimizer; the tables (an
+// embed::EmbeddingBagCollection on the chosen store, behind the lookahead
+// cache) on the sparse optimizer fused into their backward. One stream of
+// batches (dlrm_schedule.h) feeds the tables' lookahead window. Metrics
+// lines at every evaluation, a final line at the best validation AUC.
+// Private to the trainer; trainer::Train dispatches here.
+#pragma once
+
+#include "foresight/core/status.h"
+#include "foresight/trainer/trainer.h"
+
+namespace foresight::trainer::internal {
+
+Status TrainDlrm(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out);
+
+}  // namespace foresight::trainer::internal

@@ -1,0 +1,115 @@
+#include "dlrm_tables.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "dlrm_memory_plan.h"
+#include "foresight/core/logging.h"
+
+namespace foresight::trainer::internal {
+
+namespace {
+
+// The static policy's keys: the rows the training split uses most (ties by
+// key), the DLRM counterpart of the GNN features' highest in-degree rows.
+std::vector<int64_t> StaticKeys(const storage::ClicksDataset& data, const embed::EmbeddingBagCollection& tables) {
+  std::vector<std::pair<int64_t, int64_t>> counted;  // (-count, key)
+  const storage::RowRange train = data.layout().train;
+  for (int64_t k = 0; k < data.num_fields(); ++k) {
+    std::vector<int64_t> count(static_cast<size_t>(data.field(k).rows), 0);
+    const Tensor& ids = data.ids(k);
+    const int64_t bag = data.field(k).bag_size;
+    for (int64_t i = train.begin * bag; i < train.end * bag; ++i) {
+      ++count[static_cast<size_t>(ids.dtype() == DType::kI32 ? ids.data<int32_t>()[i] : ids.data<int64_t>()[i])];
+    }
+    for (size_t r = 0; r < count.size(); ++r) {
+      if (count[r] > 0) counted.emplace_back(-count[r], tables.Key(k, static_cast<int64_t>(r)));
+    }
+  }
+  std::sort(counted.begin(), counted.end());
+  std::vector<int64_t> keys;
+  keys.reserve(counted.size());
+  for (const auto& [c, key] : counted) keys.push_back(key);
+  return keys;
+}
+
+}  // namespace
+
+ScratchDir::~ScratchDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+  if (ec) {
+    FS_LOG(WARNING) << "could not remove the table directory " << path_ << ": " << ec.message();
+  }
+}
+
+Status ScratchDir::Create(const std::string& parent) {
+  std::string base = parent;
+  if (base.empty()) {
+    const char* tmp = getenv("TMPDIR");
+    base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  std::string templ = base + "/foresight-tables-XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr) {
+    return ErrnoError("create a table directory in " + base + " (table_dir)", errno);
+  }
+  path_ = templ;
+  return Status::OK();
+}
+
+StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::ClicksDataset& data,
+                                    const autograd::Module& model, int64_t baseline_rss) {
+  DlrmTables out;
+  embed::EmbeddingBagCollectionOptions eo;
+  for (int64_t k = 0; k < data.num_fields(); ++k) eo.table_rows.push_back(data.field(k).rows);
+  eo.dim = o.embedding_dim;
+  FS_ASSIGN_OR_RETURN(eo.optimizer, kernels::ParseSparseOptimizer(o.sparse_optimizer));
+  eo.init.seed = o.seed;
+  FS_ASSIGN_OR_RETURN(eo.store.kind, storage::ParseRowStoreKind(o.table_store));
+  eo.store.writable = true;
+  eo.store.create = true;
+  eo.store.io_depth = o.io_depth;
+  if (eo.store.kind != storage::RowStoreKind::kMemory) {
+    out.dir = std::make_unique<ScratchDir>();
+    FS_RETURN_IF_ERROR(out.dir->Create(o.table_dir));
+    eo.store.path = out.dir->path() + (eo.store.kind == storage::RowStoreKind::kRocksDb ? "/tables" : "/tables.npy");
+  }
+  FS_ASSIGN_OR_RETURN(eo.cache.policy, cache::ParsePolicy(o.cache_policy));
+  eo.cache.lookahead = o.lookahead;
+
+  DlrmMemoryInputs mi;
+  mi.data = &data;
+  mi.options = &o;
+  mi.baseline_bytes = baseline_rss;
+  for (const autograd::Parameter* p : model.Parameters()) mi.parameters += p->value().numel();
+  for (int64_t w : o.bottom_mlp) mi.activation_width += 2 * w;  // pre- and post-activation
+  for (int64_t w : o.top_mlp) mi.activation_width += 2 * w;
+  FS_ASSIGN_OR_RETURN(const kernels::Interaction interaction, kernels::ParseInteraction(o.interaction));
+  mi.activation_width += data.num_dense() + 2 * data.num_fields() * o.embedding_dim +
+                         kernels::InteractionWidth(interaction, data.num_fields(), o.bottom_mlp.back(),
+                                                   o.embedding_dim);
+  for (int64_t r : eo.table_rows) mi.table_rows += r;
+  kernels::EmbeddingRowLayout layout;
+  layout.dim = eo.dim;
+  layout.optimizer = eo.optimizer;
+  mi.row_bytes = layout.row_bytes();
+  const MemoryEstimate estimate = EstimateDlrmMemory(mi);
+  FS_ASSIGN_OR_RETURN(out.cache_bytes, PlanDlrmCacheBytes(o, estimate));
+  if (o.memory_budget > 0) {
+    FS_LOG(INFO) << "memory plan: " << estimate.Describe() << "; table cache " << FormatBytes(out.cache_bytes);
+  }
+  eo.cache.capacity_bytes = out.cache_bytes;
+  FS_ASSIGN_OR_RETURN(out.tables, embed::EmbeddingBagCollection::Open(eo));
+  if (eo.cache.policy == cache::Policy::kStatic && !out.tables->table()->direct()) {
+    FS_RETURN_IF_ERROR(out.tables->table()->SetStaticKeys(StaticKeys(data, *out.tables)));
+  }
+  return out;
+}
+
+}  // namespace foresight::trainer::internal

@@ -1,0 +1,50 @@
+// DLRM's embedding tables as TrainOptions ask for them: one
+// embed::EmbeddingBagCollection (a table per categorical field) on the
+// chosen store (memory, or a file / database in a scratch directory under
+// table_dir that is removed with it), behind the lookahead cache sized by
+// cache_size or the memory plan (dlrm_memory_plan.h). Private to the
+// trainer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "foresight/autograd/module.h"
+#include "foresight/embed/embedding_bag_collection.h"
+#include "foresight/storage/clicks_dataset.h"
+#include "foresight/trainer/train_options.h"
+
+namespace foresight::trainer::internal {
+
+// A directory for the tables' files, removed (with its contents) with this
+// object.
+class ScratchDir {
+ public:
+  ScratchDir() = default;
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir();
+  // A new directory "foresight-tables-XXXXXX" in `parent` ("" = $TMPDIR,
+  // else /tmp).
+  Status Create(const std::string& parent);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct DlrmTables {
+  // Declared first, so it outlives the tables whose files it holds.
+  std::unique_ptr<ScratchDir> dir;
+  std::unique_ptr<embed::EmbeddingBagCollection> tables;
+  int64_t cache_bytes = 0;  // the cache's capacity (0: no cache)
+};
+
+// baseline_rss: the process's RSS before the dataset was opened (the memory
+// plan's baseline). With the static policy the cache keeps the rows the
+// training split uses most.
+StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::ClicksDataset& data,
+                                    const autograd::Module& model, int64_t baseline_rss);
+
+}  // namespace foresight::trainer::internal
