@@ -88,6 +88,12 @@ class TrainCommand : public Command {
     trainer::TrainSummary summary;
     FS_RETURN_IF_ERROR(trainer::Train(options_, &summary));
     if (!options_.progress) return Status::OK();
+    if (options_.task == "link") {
+      std::printf("epochs %d%s, best epoch %d: val_mrr %.4f test_mrr %.4f test_hits10 %.4f\n",
+                  summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "", summary.best_epoch,
+                  summary.best_val_mrr, summary.test_mrr, summary.test_hits10);
+      return Status::OK();
+    }
     std::printf("epochs %d%s, best epoch %d: val_acc %.4f test_acc %.4f\n",
                 summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "",
                 summary.best_epoch, summary.best_val_acc, summary.test_acc);
@@ -111,7 +117,7 @@ class TrainCommand : public Command {
 }  // namespace
 
 std::unique_ptr<Command> AddTrainCommand(CLI::App* root) {
-  CLI::App* app = root->add_subcommand("train", "Train a GNN (sage, gcn, gat) on a dataset");
+  CLI::App* app = root->add_subcommand("train", "Train a GNN (sage, gcn, gat) on a dataset, or link prediction (--task link)");
   return std::make_unique<TrainCommand>(app);
 }
 

@@ -235,7 +235,8 @@ const std::vector<TrainKey>& TrainKeys() {
   using O = TrainOptions;
   static const std::vector<TrainKey> keys = {
       {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
-      {"model", "Model: sage, gcn or gat", &O::model, "sage|gcn|gat", false},
+      {"model", "Model: sage, gcn or gat; --task link: distmult, complex, transe or dot", &O::model,
+       "sage|gcn|gat|distmult|complex|transe|dot", false},
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
        "degree buckets), one-hot (a learned row per node), learned:DIM (embed/ tables: not built yet)",
@@ -251,7 +252,8 @@ const std::vector<TrainKey>& TrainKeys() {
       {"lr", "Learning rate", &O::lr, nullptr, false},
       {"weight-decay", "L2 penalty (decoupled for adamw)", &O::weight_decay, nullptr, false},
       {"dropout", "Dropout probability", &O::dropout, nullptr, false},
-      {"optimizer", "Optimizer: adam, adamw or sgd", &O::optimizer, "adam|adamw|sgd", false},
+      {"optimizer", "Optimizer: adam, adamw or sgd; --task link: adam, sgd or adagrad (row-wise, sparse)",
+       &O::optimizer, "adam|adamw|sgd|adagrad", false},
       {"patience", "Stop after this many epochs without a better validation accuracy (0 = never)",
        &O::patience, nullptr, false},
       {"seed", "Random seed", &O::seed, nullptr, false},
@@ -297,6 +299,29 @@ const std::vector<TrainKey>& TrainKeys() {
        "Partitions per group of --order partition, resident together for --sampling resident (default: 0 = "
        "as many as the feature cache holds, at least 1)",
        &O::resident_partitions, nullptr, false},
+      // Link prediction (--task link).
+      {"task", "What to train: node (classification) or link (prediction on the triples of `preprocess --format "
+       "triples`)", &O::task, "node|link", false},
+      {"dim", "Link: floats per entity / relation row (complex: dim/2 complex numbers)", &O::dim, nullptr, false},
+      {"negatives", "Link: negatives per chunk of positives and side, shared by the chunk (one GEMM)",
+       &O::negatives, nullptr, false},
+      {"negative-chunk", "Link: positives sharing one set of negatives (0 = the whole batch)", &O::negative_chunk,
+       nullptr, false},
+      {"negative-sampling", "Link: uniform over entities, or degree (by training-triple ends)",
+       &O::negative_sampling, "uniform|degree", false},
+      {"loss", "Link: softmax (cross entropy against the negatives) or logistic", &O::loss, "softmax|logistic",
+       false},
+      {"regularizer", "Link: none, l2 or l3 (N3) on the positives' rows", &O::regularizer, "none|l2|l3", false},
+      {"regularization-weight", "Link: weight of --regularizer", &O::regularization_weight, nullptr, false},
+      {"margin", "Link: transe score offset (margin - ||h + r - t||)", &O::margin, nullptr, false},
+      {"init-scale", "Link: initial rows uniform in [-init-scale, init-scale)", &O::init_scale, nullptr, false},
+      {"embedding-store", "Link: the entity table's store, memory or disk (behind --cache-size)",
+       &O::embedding_store, "memory|disk", false},
+      {"eval-negatives", "Link: rank against this many sampled entities (0 = all)", &O::eval_negatives, nullptr,
+       false},
+      {"eval-every", "Link: evaluate every this many epochs (and after the last)", &O::eval_every, nullptr, false},
+      {"export", "Link: directory for entity/relation embeddings (.npy) and their names after training",
+       &O::export_dir, nullptr, false},
   };
   return keys;
 }

@@ -5,6 +5,7 @@
 
 #include "checkpoint.h"
 #include "checkpoint_lock.h"
+#include "link_trainer.h"
 #include "epoch_runner.h"
 #include "foresight/core/logging.h"
 #include "foresight/core/thread_pool.h"
@@ -85,6 +86,7 @@ Status Train(const TrainOptions& options, TrainSummary* out) {
 Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out) {
   FS_RETURN_IF_ERROR(options.Validate());
   *out = TrainSummary();
+  if (options.task == "link") return internal::TrainLink(options, callbacks, out);
   // The checkpoint directory is this run's until it returns; what killed
   // runs left half written in it goes first.
   std::unique_ptr<internal::CheckpointDirLock> checkpoint_lock;

@@ -64,6 +64,8 @@ struct TrainSummary {
   int best_epoch = 0;        // first epoch with the best validation accuracy
   double best_val_acc = 0;
   double test_acc = 0;       // test accuracy at best_epoch
+  // task = link: filtered MRR / Hits@10 at best_epoch (the best validation MRR).
+  double best_val_mrr = 0, test_mrr = 0, test_hits10 = 0;
   std::vector<EpochMetrics> history;  // the epochs run by this call
 };
 
