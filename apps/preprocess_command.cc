@@ -12,6 +12,7 @@
 #include "foresight/core/progress.h"
 #include "foresight/datasets/preprocess.h"
 #include "foresight/datasets/triples.h"
+#include "foresight/storage/link_triples.h"
 
 namespace foresight::apps {
 
@@ -96,6 +97,13 @@ class PreprocessCommand : public Command {
     app->add_option("--test-frac", o.test_frac, "Random split: test fraction (default: 0.8)")
         ->type_name("FLOAT");
     app->add_option("--seed", o.seed, "Seed of the random split (default: 0)")->type_name("UINT");
+    app->add_option("--task", o.task,
+                    "Graph formats: link also splits the edges into link-prediction triples (default: node)")
+        ->type_name("node|link");
+    app->add_option("--edge-split", edge_split_,
+                    "--task link: train,val,test fractions of the edges, each edge drawn by --seed "
+                    "(default: 0.9,0.05,0.05)")
+        ->type_name("A,B,C");
     clicks_.Add(app);
     tool_flags_.Add(app, &o.temp_dir);
   }
@@ -138,6 +146,10 @@ class PreprocessCommand : public Command {
     if (!split_.empty()) {
       FS_ASSIGN_OR_RETURN(options_.split, datasets::ParseSplitMode(split_));
     }
+    if (!edge_split_.empty()) {
+      if (options_.task != "link") return InvalidArgument("--edge-split applies to --task link");
+      FS_ASSIGN_OR_RETURN(options_.edge_split, ParseNumberList(edge_split_, 3, "--edge-split"));
+    }
     return tool_flags_.Apply(&options_.memory_budget_bytes);
   }
 
@@ -155,6 +167,13 @@ class PreprocessCommand : public Command {
         static_cast<long long>(r.feature_dim), static_cast<long long>(r.num_classes),
         static_cast<long long>(r.num_train), static_cast<long long>(r.num_val),
         static_cast<long long>(r.num_test));
+    if (options_.task == "link") {
+      FS_ASSIGN_OR_RETURN(auto lt, storage::LinkTriples::Open(options_.output));
+      std::printf("link triples train/val/test %lld/%lld/%lld (%lld nodes only in val/test); the graph keeps the "
+                  "training edges\n",
+                  static_cast<long long>(lt->layout().num_train), static_cast<long long>(lt->layout().num_val),
+                  static_cast<long long>(lt->layout().num_test), static_cast<long long>(lt->layout().unseen_entities));
+    }
     return Status::OK();
   }
 
@@ -167,10 +186,11 @@ class PreprocessCommand : public Command {
     FS_RETURN_IF_ERROR(clicks_.TakeSplitFiles(&t.train, &t.val, &t.test));
     const datasets::PreprocessOptions& o = options_;
     if (!inputs_.empty() || !o.edges.empty() || !o.features.empty() || !o.labels.empty() ||
-        !o.sparse_features.empty() || !o.split_file.empty() || !split_.empty()) {
+        !o.sparse_features.empty() || !o.split_file.empty() || !split_.empty() || !edge_split_.empty() ||
+        o.task != "node") {
       return InvalidArgument("--format triples reads --train FILE --val FILE --test FILE ('head relation tail' "
-                             "lines); --input, --edges, --features, --labels and the split flags are for other "
-                             "formats");
+                             "lines, already split); --input, --edges, --features, --labels, --task and the split flags "
+                             "are for other formats");
     }
     t.output = o.output;
     t.overwrite = o.overwrite;
@@ -197,7 +217,7 @@ class PreprocessCommand : public Command {
   datasets::TriplesPreprocessOptions triples_;
   bool triples_mode_ = false;
   datasets::PreprocessOptions options_;
-  std::string format_, edge_dtype_, ids_, norm_, split_;
+  std::string format_, edge_dtype_, ids_, norm_, split_, edge_split_;
   bool header_ = false, no_header_ = false;
   std::vector<std::string> inputs_;
   ClickPreprocessFlags clicks_;

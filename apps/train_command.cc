@@ -17,7 +17,7 @@ namespace {
 std::string FlagTypeName(const TrainKey& key) {
   if (key.choices != nullptr) return key.choices;
   if (std::string(key.name) == "metrics") return "FILE";
-  if (std::string(key.name) == "checkpoint") return "DIR";
+  if (std::string(key.name) == "checkpoint" || std::string(key.name) == "export") return "DIR";
   if (key.bytes) return "SIZE";
   return std::visit(
       [](auto field) -> std::string {

@@ -313,6 +313,8 @@ const std::vector<TrainKey>& TrainKeys() {
        false},
       {"regularizer", "Link: none, l2 or l3 (N3) on the positives' rows", &O::regularizer, "none|l2|l3", false},
       {"regularization-weight", "Link: weight of --regularizer", &O::regularization_weight, nullptr, false},
+      {"reciprocal", "Link: a second row per relation for the reverse direction; heads are ranked as tails of "
+       "(t, r', ?)", &O::reciprocal, nullptr, false},
       {"margin", "Link: transe score offset (margin - ||h + r - t||)", &O::margin, nullptr, false},
       {"init-scale", "Link: initial rows uniform in [-init-scale, init-scale)", &O::init_scale, nullptr, false},
       {"embedding-store", "Link: the entity table's store, memory or disk (behind --cache-size)",

@@ -4,10 +4,12 @@
 // and what was expected in the message; no dataset left behind).
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "compress_util.h"
+#include "foresight/datasets/preprocess.h"
 #include "foresight/datasets/triples.h"
 #include "foresight/storage/dataset.h"
 #include "foresight/storage/link_triples.h"
@@ -133,6 +135,82 @@ TEST_F(TriplesPreprocessTest, MissingSplitFileIsRefused) {
   o = Options("a r b\n", "a r b\n", "a r b\n");
   o.val = dir_.File("absent.txt");
   ExpectFails(o, {"--val", "absent.txt", "does not exist"});
+}
+
+}  // namespace
+}  // namespace foresight::datasets
+
+namespace foresight::datasets {
+namespace {
+
+// preprocess --task link on a graph format: an edge list split into triples.
+class EdgeSplitTest : public ::testing::Test {
+ protected:
+  PreprocessOptions Options(bool undirected) {
+    std::string edges;
+    for (int u = 0; u < 40; ++u) {
+      for (int k = 1; k <= 3; ++k) edges += std::to_string(u) + " " + std::to_string((u + k * 7) % 40) + "\n";
+    }
+    testing::WriteFile(dir_.File("edges.txt"), edges);
+    PreprocessOptions o;
+    o.format = InputFormat::kEdgeList;
+    o.edges = dir_.File("edges.txt");
+    o.output = dir_.File(undirected ? "und" : "dir");
+    o.undirected = undirected;
+    o.task = "link";
+    o.edge_split = {0.8, 0.1, 0.1};
+    o.seed = 5;
+    return o;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(EdgeSplitTest, EveryEdgeOnceAndTheGraphKeepsOnlyTraining) {
+  for (bool undirected : {false, true}) {
+    PreprocessOptions o = Options(undirected);
+    ASSERT_OK(Preprocess(o, CpuContext()));
+    ASSERT_OK_AND_ASSIGN(auto lt, storage::LinkTriples::Open(o.output));
+    ASSERT_OK_AND_ASSIGN(auto ds, storage::Dataset::Open(o.output));
+    EXPECT_EQ(lt->num_relations(), 1);
+    // 120 directed edges; undirected, the pairs u~u+7k are all distinct too.
+    const int64_t total = lt->layout().num_train + lt->layout().num_val + lt->layout().num_test;
+    EXPECT_EQ(total, 120);
+    EXPECT_GT(lt->layout().num_val, 0);
+    EXPECT_GT(lt->layout().num_test, 0);
+    // The graph holds exactly the training triples (both directions when undirected).
+    EXPECT_EQ(ds->num_edges(), lt->layout().num_train * (undirected ? 2 : 1));
+    std::set<std::pair<int64_t, int64_t>> graph;
+    const int64_t* ip = ds->indptr().data<int64_t>();
+    for (int64_t v = 0; v < ds->num_nodes(); ++v) {
+      for (int64_t e = ip[v]; e < ip[v + 1]; ++e) graph.insert({ds->indices().data<int32_t>()[e], v});
+    }
+    auto in_graph = [&](const Tensor& t, int64_t i) {
+      const int64_t* p = t.data<int64_t>() + 3 * i;
+      return graph.count({p[0], p[2]}) > 0;
+    };
+    for (int64_t i = 0; i < lt->layout().num_train; ++i) EXPECT_TRUE(in_graph(lt->train(), i)) << i;
+    for (int64_t i = 0; i < lt->layout().num_val; ++i) EXPECT_FALSE(in_graph(lt->val(), i)) << i;
+    for (int64_t i = 0; i < lt->layout().num_test; ++i) EXPECT_FALSE(in_graph(lt->test(), i)) << i;
+  }
+}
+
+TEST_F(EdgeSplitTest, SameSeedSameSplitAndBadFractionsRefused) {
+  PreprocessOptions o = Options(true);
+  ASSERT_OK(Preprocess(o, CpuContext()));
+  ASSERT_OK_AND_ASSIGN(auto a, storage::LinkTriples::Open(o.output));
+  const std::vector<int64_t> first = Flat(a->val());
+  o.overwrite = true;
+  ASSERT_OK(Preprocess(o, CpuContext()));
+  ASSERT_OK_AND_ASSIGN(auto b, storage::LinkTriples::Open(o.output));
+  EXPECT_EQ(Flat(b->val()), first);
+
+  o = Options(true);
+  o.output = dir_.File("bad");
+  o.edge_split = {0.9, 0.2, 0.1};
+  testing::ExpectErrorContains(Preprocess(o, CpuContext()), "sum", {"--edge-split", "sum to 1"});
+  o.edge_split = {1.0, 0.0, 0.0};
+  testing::ExpectErrorContains(Preprocess(o, CpuContext()), "empty", {"--edge-split", "val split without edges"});
+  EXPECT_FALSE(fs::exists(o.output));
 }
 
 }  // namespace

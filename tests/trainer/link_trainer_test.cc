@@ -112,6 +112,17 @@ TEST_F(LinkTrainerTest, ModelsLearnTheClusters) {
   }
 }
 
+TEST_F(LinkTrainerTest, ReciprocalRelationsTrainAndExportBothRows) {
+  TrainOptions o = Options("distmult");
+  o.reciprocal = true;
+  o.export_dir = dir_->File("export-reciprocal");
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  EXPECT_GT(s.test_mrr, 0.2);
+  ASSERT_OK_AND_ASSIGN(Tensor rel, storage::LoadNpy(o.export_dir + "/relation_embeddings.npy"));
+  EXPECT_EQ(rel.shape(), (Shape{4, 16}));  // near, far, then their reverse rows
+}
+
 TEST_F(LinkTrainerTest, LogisticLossDegreeNegativesAndRegularizersTrain) {
   TrainOptions o = Options("distmult");
   o.loss = "logistic";

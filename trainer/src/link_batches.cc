@@ -65,6 +65,10 @@ LinkBatch LinkBatcher::Make(int epoch, int64_t index) {
     b.relations.push_back(t[3 * row + 1]);
     b.tails.push_back(t[3 * row + 2]);
   }
+  b.relation_keys = b.relations;
+  if (options_.reciprocal) {
+    for (int64_t r : b.relations) b.relation_keys.push_back(r + triples_.num_relations());
+  }
   b.entity_keys.reserve(static_cast<size_t>(2 * b.size + 2 * b.num_chunks * b.negatives));
   b.entity_keys.insert(b.entity_keys.end(), b.heads.begin(), b.heads.end());
   b.entity_keys.insert(b.entity_keys.end(), b.tails.begin(), b.tails.end());

@@ -26,6 +26,9 @@ struct LinkBatch {
   int64_t num_chunks = 0;
   int64_t negatives = 0;  // N
   std::vector<int64_t> heads, relations, tails;  // [B]
+  // The relation rows the batch reads: relations [B], then with reciprocal
+  // relations their reverse rows (r + R) [B].
+  std::vector<int64_t> relation_keys;
   // The entity rows the batch reads, in this order: heads [B], tails [B],
   // then per chunk c: its tail negatives [N], its head negatives [N].
   std::vector<int64_t> entity_keys;

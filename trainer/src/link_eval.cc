@@ -28,7 +28,8 @@ void KnownTriples::Add(const Tensor& triples) {
 
 Status EvaluateRanking(const ExecContext& ctx, const LinkScorer& scorer, const EmbeddingReader& entities,
                        const EmbeddingReader& relations, int64_t num_entities, const Tensor& triples,
-                       const KnownTriples& known, const std::vector<int64_t>& sampled, RankMetrics* out) {
+                       const KnownTriples& known, const std::vector<int64_t>& sampled, RankMetrics* out,
+                       int64_t reverse_offset) {
   *out = RankMetrics();
   const int64_t m = triples.size(0), d = scorer.dim();
   if (m == 0) return Status::OK();
@@ -45,6 +46,13 @@ Status EvaluateRanking(const ExecContext& ctx, const LinkScorer& scorer, const E
   FS_RETURN_IF_ERROR(entities(heads, h.data<float>()));
   FS_RETURN_IF_ERROR(entities(tails, t.data<float>()));
   FS_RETURN_IF_ERROR(relations(rels, r.data<float>()));
+  Tensor rr = r;  // the head queries' relation rows
+  if (reverse_offset > 0) {
+    std::vector<int64_t> reverse(rels);
+    for (int64_t& k : reverse) k += reverse_offset;
+    rr = Tensor::Empty({m, d}, DType::kF32);
+    FS_RETURN_IF_ERROR(relations(reverse, rr.data<float>()));
+  }
   const int64_t nq = 2 * m;
   Tensor q = Tensor::Empty({nq, d}, DType::kF32);
   std::vector<float> truth(static_cast<size_t>(nq));
@@ -57,7 +65,11 @@ Status EvaluateRanking(const ExecContext& ctx, const LinkScorer& scorer, const E
     float* qt = q.data<float>() + i * d;
     float* qh = q.data<float>() + (m + i) * d;
     scorer.Query(LinkSide::kTail, hi, ri, qt);
-    scorer.Query(LinkSide::kHead, ti, ri, qh);
+    if (reverse_offset > 0) {
+      scorer.Query(LinkSide::kTail, ti, rr.data<float>() + i * d, qh);
+    } else {
+      scorer.Query(LinkSide::kHead, ti, ri, qh);
+    }
     truth[static_cast<size_t>(i)] = scorer.Pair(qt, ti);
     truth[static_cast<size_t>(m + i)] = scorer.Pair(qh, hi);
     answer[static_cast<size_t>(i)] = tails[static_cast<size_t>(i)];

@@ -49,9 +49,12 @@ using EmbeddingReader = std::function<Status(const std::vector<int64_t>& keys, f
 
 // Ranks every query of `triples` (i64 [M, 3]) against `candidates` (sorted,
 // distinct entity ids; every entity when empty) and fills `out`.
-// Deterministic for any thread count.
+// reverse_offset > 0 (reciprocal relations): head queries (?, r, t) are
+// asked as tail queries (t, r + reverse_offset, ?). Deterministic for any
+// thread count.
 Status EvaluateRanking(const ExecContext& ctx, const LinkScorer& scorer, const EmbeddingReader& entities,
                        const EmbeddingReader& relations, int64_t num_entities, const Tensor& triples,
-                       const KnownTriples& known, const std::vector<int64_t>& candidates, RankMetrics* out);
+                       const KnownTriples& known, const std::vector<int64_t>& candidates, RankMetrics* out,
+                       int64_t reverse_offset = 0);
 
 }  // namespace foresight::trainer::internal

@@ -203,7 +203,7 @@ class LinkTrainer {
     }
     FS_ASSIGN_OR_RETURN(entities_, embed::EmbeddingTable::Open(eo));
     embed::EmbeddingTableOptions ro = eo;
-    ro.rows = std::max<int64_t>(lt_.num_relations(), 1);
+    ro.rows = std::max<int64_t>(lt_.num_relations(), 1) * (o_.reciprocal ? 2 : 1);
     ro.init.seed = Mix64(o_.seed ^ kRelationSeedStream);
     ro.store = storage::RowStoreOptions();
     ro.store.create = true;
@@ -272,7 +272,8 @@ class LinkTrainer {
       std::sort(candidates.begin(), candidates.end());
     }
     return EvaluateRanking(ctx_, scorer_, read(entities_.get(), o_.dim), read(relations_.get(), o_.dim),
-                           lt_.num_entities(), triples, known_, candidates, out);
+                           lt_.num_entities(), triples, known_, candidates, out,
+                           o_.reciprocal ? lt_.num_relations() : 0);
   }
 
   Status Export(const std::string& dir) {
@@ -281,7 +282,7 @@ class LinkTrainer {
     const std::pair<embed::EmbeddingTable*, std::string> tables[] = {
         {entities_.get(), "entity_embeddings.npy"}, {relations_.get(), "relation_embeddings.npy"}};
     for (const auto& [table, file] : tables) {
-      const int64_t rows = table == entities_.get() ? lt_.num_entities() : lt_.num_relations();
+      const int64_t rows = table == entities_.get() ? lt_.num_entities() : relations_->rows();
       FS_ASSIGN_OR_RETURN(auto w, storage::NpyWriter::Create(dir + "/" + file, DType::kF32, {d}));
       const int64_t width = table->layout().row_width();
       constexpr int64_t kBlock = 65536;
@@ -327,7 +328,7 @@ class LinkTrainer {
       const int epoch = static_cast<int>(next_batch_ / batcher_.batches_per_epoch());
       LinkBatch b = batcher_.Make(epoch, next_batch_ % batcher_.batches_per_epoch());
       FS_RETURN_IF_ERROR(entities_->Enqueue(b.entity_keys));
-      FS_RETURN_IF_ERROR(relations_->Enqueue(b.relations));
+      FS_RETURN_IF_ERROR(relations_->Enqueue(b.relation_keys));
       window_.push_back(std::move(b));
       ++next_batch_;
     }
@@ -342,10 +343,11 @@ class LinkTrainer {
   Status Step(const LinkBatch& b, embed::RowBatch* eb, embed::RowBatch* rb, double* loss) {
     const int64_t d = o_.dim, B = b.size, N = b.negatives;
     const int64_t K = static_cast<int64_t>(b.entity_keys.size());
-    Tensor e = Tensor::Empty({K, d}, DType::kF32), r = Tensor::Empty({B, d}, DType::kF32);
+    const int64_t KR = static_cast<int64_t>(b.relation_keys.size());
+    Tensor e = Tensor::Empty({K, d}, DType::kF32), r = Tensor::Empty({KR, d}, DType::kF32);
     GatherEmbeddings(ctx_, *eb, d, &e);
     GatherEmbeddings(ctx_, *rb, d, &r);
-    Tensor de = Tensor::Zeros({K, d}, DType::kF32), dr = Tensor::Zeros({B, d}, DType::kF32);
+    Tensor de = Tensor::Zeros({K, d}, DType::kF32), dr = Tensor::Zeros({KR, d}, DType::kF32);
     const float* ep = e.data<float>();
     const float* rp = r.data<float>();
     float* dep = de.data<float>();
@@ -357,8 +359,12 @@ class LinkTrainer {
     std::vector<double> losses;
     for (int64_t c = 0; c < b.num_chunks; ++c) {
       const int64_t c0 = c * b.chunk, c1 = std::min(B, c0 + b.chunk), cn = c1 - c0;
-      for (LinkSide side : {LinkSide::kTail, LinkSide::kHead}) {
-        const bool tail = side == LinkSide::kTail;
+      for (LinkSide corrupt : {LinkSide::kTail, LinkSide::kHead}) {
+        const bool tail = corrupt == LinkSide::kTail;
+        // With reciprocal relations a head corruption is a tail corruption
+        // of (t, r', ?) with r' the reverse row (positions B.. of r).
+        const LinkSide side = o_.reciprocal ? LinkSide::kTail : corrupt;
+        const int64_t rel = (o_.reciprocal && !tail) ? B + c0 : c0;
         // anchor rows (h for tail corruption), true rows (t), negatives.
         const int64_t anchor = tail ? c0 : B + c0;
         const int64_t truth = tail ? B + c0 : c0;
@@ -371,7 +377,7 @@ class LinkTrainer {
         losses.assign(static_cast<size_t>(cn), 0.0);
         ctx_.pool->ParallelFor(cn, kRowGrain, [&](int64_t s, int64_t t) {
           for (int64_t i = s; i < t; ++i) {
-            scorer_.Query(side, ep + (anchor + i) * d, rp + (c0 + i) * d, qp + i * d);
+            scorer_.Query(side, ep + (anchor + i) * d, rp + (rel + i) * d, qp + i * d);
             pos[static_cast<size_t>(i)] = scorer_.Pair(qp + i * d, ep + (truth + i) * d);
           }
         });
@@ -389,8 +395,8 @@ class LinkTrainer {
           for (int64_t i = s; i < t; ++i) {
             scorer_.PairBackward(qp + i * d, ep + (truth + i) * d, dpos[static_cast<size_t>(i)], dqp + i * d,
                                  dep + (truth + i) * d);
-            scorer_.QueryBackward(side, ep + (anchor + i) * d, rp + (c0 + i) * d, dqp + i * d,
-                                  dep + (anchor + i) * d, drp + (c0 + i) * d);
+            scorer_.QueryBackward(side, ep + (anchor + i) * d, rp + (rel + i) * d, dqp + i * d,
+                                  dep + (anchor + i) * d, drp + (rel + i) * d);
           }
         });
       }
@@ -400,7 +406,7 @@ class LinkTrainer {
       const float w = o_.regularization_weight / static_cast<float>(B);
       const bool complex = scorer_.kind() == LinkScorer::Kind::kComplEx;
       total += Regularize(o_.regularizer, complex, w, ep, 2 * B, d, dep);  // heads and tails
-      if (scorer_.uses_relation()) total += Regularize(o_.regularizer, complex, w, rp, B, d, drp);
+      if (scorer_.uses_relation()) total += Regularize(o_.regularizer, complex, w, rp, KR, d, drp);
     }
     ++step_;
     config_.step = step_;

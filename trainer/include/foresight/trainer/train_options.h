@@ -155,6 +155,12 @@ struct TrainOptions {
   // regularization_weight, averaged over the batch. Default: none
   std::string regularizer = "none";
   float regularization_weight = 0.0f;
+  // Reciprocal relations: every relation r gets a second row r' for the
+  // reverse direction, and corrupting the head of (h, r, t) ranks heads as
+  // tails of (t, r', ?), so head and tail predictions have their own
+  // relation rows (symmetric models such as distmult then tell the
+  // directions apart). Default: false
+  bool reciprocal = false;
   // transe: score = margin - ||h + r - t||. Default: 0
   float margin = 0.0f;
   // Initial embeddings are uniform in [-init_scale, init_scale), a function
