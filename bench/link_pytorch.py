@@ -76,6 +76,8 @@ def main():
     p.add_argument("--regularizer", default="none", choices=["none", "l2", "l3"])
     p.add_argument("--regularization-weight", type=float, default=0.0)
     p.add_argument("--margin", type=float, default=0.0)
+    p.add_argument("--reciprocal", action="store_true",
+                   help="a reverse row per relation; heads are ranked as tails of (t, r', ?)")
     p.add_argument("--init-scale", type=float, default=0.001)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
@@ -89,7 +91,7 @@ def main():
     manifest = json.load(open(os.path.join(a.dataset, "manifest.json")))
     n_ent, n_rel = manifest["num_nodes"], max(manifest["link"]["num_relations"], 1)
     ent = torch.nn.Embedding(n_ent, a.dim, sparse=True)
-    rel = torch.nn.Embedding(n_rel, a.dim, sparse=True)
+    rel = torch.nn.Embedding(n_rel * (2 if a.reciprocal else 1), a.dim, sparse=True)
     for e in (ent, rel):
         torch.nn.init.uniform_(e.weight, -a.init_scale, a.init_scale)
     opt = torch.optim.SparseAdam(list(ent.parameters()) + list(rel.parameters()), lr=a.lr)
@@ -105,6 +107,7 @@ def main():
             B = idx.shape[0]
             C = min(a.negative_chunk, B) if a.negative_chunk > 0 else B
             h, r, t = ent(h_id), rel(r_id), ent(t_id)
+            r_rev = rel(r_id + n_rel) if a.reciprocal else r
             loss = 0.0
             for c0 in range(0, B, C):
                 sl = slice(c0, min(B, c0 + C))
@@ -112,7 +115,10 @@ def main():
                     neg_id = torch.randint(0, n_ent, (a.negatives,))
                     negs = ent(neg_id)
                     anchor, truth, true_id = (h[sl], t[sl], t_id[sl]) if side == "tail" else (t[sl], h[sl], h_id[sl])
-                    q = query(a.model, side, anchor, r[sl])
+                    if a.reciprocal and side == "head":
+                        q = query(a.model, "tail", anchor, r_rev[sl])
+                    else:
+                        q = query(a.model, side, anchor, r[sl])
                     pos = pair(a.model, a.margin, q, truth)
                     s = scores(a.model, a.margin, q, negs)
                     same = neg_id.unsqueeze(0) == true_id.unsqueeze(1)
@@ -129,6 +135,8 @@ def main():
                 reg = regularize(a.regularizer, a.model, torch.cat([h, t], 0))
                 if a.model != "dot":
                     reg = reg + regularize(a.regularizer, a.model, r)
+                    if a.reciprocal:
+                        reg = reg + regularize(a.regularizer, a.model, r_rev)
                 loss = loss + w * reg
             opt.zero_grad()
             loss.backward()
@@ -153,7 +161,10 @@ def main():
                 for q0 in range(0, test.shape[0], 512):
                     tb = test[q0:q0 + 512]
                     anchor_id, true_id = (tb[:, 0], tb[:, 2]) if side == "tail" else (tb[:, 2], tb[:, 0])
-                    q = query(a.model, side, E[anchor_id], rr_all[tb[:, 1]])
+                    if a.reciprocal and side == "head":
+                        q = query(a.model, "tail", E[anchor_id], rr_all[tb[:, 1] + n_rel])
+                    else:
+                        q = query(a.model, side, E[anchor_id], rr_all[tb[:, 1]])
                     s = scores(a.model, a.margin, q, E)
                     target = s[torch.arange(tb.shape[0]), true_id].clone()
                     for i, (hh, r1, tt) in enumerate(tb.tolist()):

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -95,46 +96,63 @@ void QueryLosses(const ExecContext& ctx, bool softmax, const std::vector<float>&
                  const int64_t* neg_keys, const int64_t* true_keys, float scale, std::vector<float>* dpos,
                  Tensor* dscores, std::vector<double>* losses) {
   const int64_t c = scores.size(0), n = scores.size(1);
+  // Where each negative entity sits, so a row finds its true entity among
+  // the negatives without a compare per score (the loops below stay
+  // branch-free and vectorise).
+  std::unordered_map<int64_t, std::vector<int64_t>> where;
+  for (int64_t j = 0; j < n; ++j) where[neg_keys[j]].push_back(j);
   const float* s = scores.data<float>();
   float* g = dscores->data<float>();
+  constexpr float kMasked = -std::numeric_limits<float>::infinity();
   ctx.pool->ParallelFor(c, 16, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const float* row = s + i * n;
       float* grow = g + i * n;
-      const int64_t truth = true_keys[i];
       const float p = pos[static_cast<size_t>(i)];
+      auto it = where.find(true_keys[i]);
+      const std::vector<int64_t>* masked = it == where.end() ? nullptr : &it->second;
       if (softmax) {
         float mx = p;
         for (int64_t j = 0; j < n; ++j) {
-          if (neg_keys[j] != truth && row[j] > mx) mx = row[j];
+          grow[j] = row[j];
+          mx = std::max(mx, row[j]);
         }
-        double z = std::exp(static_cast<double>(p - mx));
+        if (masked != nullptr) {
+          for (int64_t j : *masked) grow[j] = kMasked;
+          mx = p;
+          for (int64_t j = 0; j < n; ++j) mx = std::max(mx, grow[j]);
+        }
+        float z = 0.0f;
         for (int64_t j = 0; j < n; ++j) {
-          const float ex = neg_keys[j] != truth ? std::exp(row[j] - mx) : 0.0f;
-          grow[j] = ex;
-          z += ex;
+          grow[j] = std::exp(grow[j] - mx);
+          z += grow[j];
         }
-        const float inv = static_cast<float>(1.0 / z);
-        for (int64_t j = 0; j < n; ++j) grow[j] *= inv * scale;
-        (*dpos)[static_cast<size_t>(i)] = (static_cast<float>(std::exp(static_cast<double>(p - mx)) / z) - 1.0f) * scale;
-        (*losses)[static_cast<size_t>(i)] = std::log(z) + mx - p;
+        const float ep = std::exp(p - mx);
+        z += ep;
+        const float k = scale / z;
+        for (int64_t j = 0; j < n; ++j) grow[j] *= k;
+        (*dpos)[static_cast<size_t>(i)] = (ep / z - 1.0f) * scale;
+        (*losses)[static_cast<size_t>(i)] = static_cast<double>(std::log(z)) + mx - p;
       } else {
-        int64_t valid = 0;
-        for (int64_t j = 0; j < n; ++j) valid += neg_keys[j] != truth;
+        const int64_t valid = n - (masked != nullptr ? static_cast<int64_t>(masked->size()) : 0);
         const float w = valid > 0 ? 1.0f / static_cast<float>(valid) : 0.0f;
-        double l = 0.0;
+        float l = 0.0f;
         for (int64_t j = 0; j < n; ++j) {
-          if (neg_keys[j] == truth) {
-            grow[j] = 0.0f;
-            continue;
-          }
           const float x = row[j];
-          l += w * (x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));  // softplus
-          grow[j] = w / (1.0f + std::exp(-x)) * scale;                                // sigmoid
+          l += x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));  // softplus
+          grow[j] = w / (1.0f + std::exp(-x)) * scale;                        // sigmoid
         }
-        l += p > 0 ? std::log1p(std::exp(-p)) : -p + std::log1p(std::exp(p));  // softplus(-p)
+        if (masked != nullptr) {
+          for (int64_t j : *masked) {
+            const float x = row[j];
+            l -= x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+            grow[j] = 0.0f;
+          }
+        }
+        double total = static_cast<double>(w) * l;
+        total += p > 0 ? std::log1p(std::exp(-p)) : -p + std::log1p(std::exp(p));  // softplus(-p)
         (*dpos)[static_cast<size_t>(i)] = -1.0f / (1.0f + std::exp(p)) * scale;  // -sigmoid(-p)
-        (*losses)[static_cast<size_t>(i)] = l;
+        (*losses)[static_cast<size_t>(i)] = total;
       }
     }
   });
