@@ -62,6 +62,10 @@ TEST(LinkCli, TrainWithConfigMetricsAndExport) {
                            "relation_names.npy"}) {
     EXPECT_TRUE(testing::PathExists(dir.File("emb/") + file)) << file;
   }
+  // Node classification on triples says what to train instead.
+  r = testing::RunForesight("train " + Quote(dir.File("kg")) + " --node-features degree --epochs 1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("train them with --task link"), std::string::npos) << r.err;
 }
 
 TEST(LinkCli, BadInputIsNamedByFileAndLine) {
