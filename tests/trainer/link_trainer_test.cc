@@ -166,6 +166,22 @@ TEST_F(LinkTrainerTest, MetricsFileHasRankingKeysAndFinalLine) {
   EXPECT_DOUBLE_EQ(s.test_mrr, at["test_mrr"].get<double>());
 }
 
+TEST_F(LinkTrainerTest, SampledEvaluationCandidates) {
+  // Ranking against 10 sampled entities instead of all 60: ranks can only
+  // improve, and are the same for the same seed.
+  TrainOptions o = Options("distmult");
+  o.epochs = 10;
+  TrainSummary all, sampled, again;
+  ASSERT_OK(Train(o, &all));
+  o.eval_negatives = 10;
+  ASSERT_OK(Train(o, &sampled));
+  ASSERT_OK(Train(o, &again));
+  EXPECT_GE(sampled.test_mrr, all.test_mrr);
+  EXPECT_GE(sampled.test_hits10, all.test_hits10);
+  EXPECT_LE(sampled.test_mrr, 1.0);
+  EXPECT_EQ(sampled.test_mrr, again.test_mrr);
+}
+
 TEST_F(LinkTrainerTest, SameLossesForAnyThreadCount) {
   TrainOptions o = Options("complex");
   o.epochs = 3;
