@@ -20,9 +20,9 @@ bool ClickPreprocessFlags::Handles(const std::string& format) { return format ==
 void ClickPreprocessFlags::Add(CLI::App* app) {
   app_ = app;
   datasets::ClickPreprocessOptions& o = options_;
-  app->add_option("--train", o.train, "criteo/csv: training files of a log that comes split")->type_name("FILE...");
-  app->add_option("--val", o.val, "criteo/csv: validation files")->type_name("FILE...");
-  app->add_option("--test", o.test, "criteo/csv: test files")->type_name("FILE...");
+  app->add_option("--train", o.train, "criteo/csv: training files of a log that comes split; triples: the training triples")->type_name("FILE...");
+  app->add_option("--val", o.val, "criteo/csv/triples: validation files")->type_name("FILE...");
+  app->add_option("--test", o.test, "criteo/csv/triples: test files")->type_name("FILE...");
   app->add_option("--hash-buckets", o.hash_buckets,
                   "criteo/csv: hash each field's values into N rows (one pass; row 0 = missing)")
       ->type_name("N");
@@ -51,6 +51,26 @@ bool ClickPreprocessFlags::AnyGiven() const {
     if (app_->count(flag) > 0) return true;
   }
   return false;
+}
+
+Status ClickPreprocessFlags::TakeSplitFiles(std::string* train, std::string* val, std::string* test) const {
+  for (const char* flag : kClickOnlyFlags) {
+    const std::string f = flag;
+    if (f != "--train" && f != "--val" && f != "--test" && app_->count(flag) > 0) {
+      return InvalidArgument(f + " is for --format criteo|csv, not triples");
+    }
+  }
+  const std::pair<const std::vector<std::string>*, std::string*> splits[] = {
+      {&options_.train, train}, {&options_.val, val}, {&options_.test, test}};
+  const char* names[] = {"--train", "--val", "--test"};
+  for (int k = 0; k < 3; ++k) {
+    if (splits[k].first->size() > 1) {
+      return InvalidArgument(std::string(names[k]) + " takes one file for --format triples, got " +
+                             std::to_string(splits[k].first->size()));
+    }
+    *splits[k].second = splits[k].first->empty() ? std::string() : splits[k].first->front();
+  }
+  return Status::OK();
 }
 
 Status ClickPreprocessFlags::Prepare(const std::string& format, const std::vector<std::string>& input,

@@ -30,6 +30,10 @@ class ClickPreprocessFlags {
   Status Run(uint64_t seed);
   // True when a click-only flag was given (for the graph formats to reject).
   bool AnyGiven() const;
+  // For --format triples, which shares --train/--val/--test: one file each
+  // (empty when not given); InvalidArgument for several files or any other
+  // click-only flag.
+  Status TakeSplitFiles(std::string* train, std::string* val, std::string* test) const;
 
  private:
   CLI::App* app_ = nullptr;

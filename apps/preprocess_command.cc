@@ -11,6 +11,8 @@
 #include "foresight/core/context.h"
 #include "foresight/core/progress.h"
 #include "foresight/datasets/preprocess.h"
+#include "foresight/datasets/triples.h"
+#include "foresight/storage/link_triples.h"
 
 namespace foresight::apps {
 
@@ -21,7 +23,7 @@ class PreprocessCommand : public Command {
   explicit PreprocessCommand(CLI::App* app) : Command(app) {
     datasets::PreprocessOptions& o = options_;
     app->add_option("--format", format_, "Input format (default: edgelist)")
-        ->type_name("linqs|edgelist|ogb|criteo|csv");
+        ->type_name("linqs|edgelist|ogb|criteo|csv|triples");
     app->add_option("--input", inputs_,
                     "Input folder (linqs: *.content + *.cites; ogb: raw/, split/), or criteo/csv: "
                     "click-log files split by --split")
@@ -95,11 +97,19 @@ class PreprocessCommand : public Command {
     app->add_option("--test-frac", o.test_frac, "Random split: test fraction (default: 0.8)")
         ->type_name("FLOAT");
     app->add_option("--seed", o.seed, "Seed of the random split (default: 0)")->type_name("UINT");
+    app->add_option("--task", o.task,
+                    "Graph formats: link also splits the edges into link-prediction triples (default: node)")
+        ->type_name("node|link");
+    app->add_option("--edge-split", edge_split_,
+                    "--task link: train,val,test fractions of the edges, each edge drawn by --seed "
+                    "(default: 0.9,0.05,0.05)")
+        ->type_name("A,B,C");
     clicks_.Add(app);
     tool_flags_.Add(app, &o.temp_dir);
   }
 
   Status Prepare() override {
+    if (format_ == "triples") return PrepareTriples();
     if (ClickPreprocessFlags::Handles(format_)) {
       clicks_mode_ = true;
       size_t budget = options_.memory_budget_bytes;
@@ -118,7 +128,7 @@ class PreprocessCommand : public Command {
       auto format = datasets::ParseInputFormat(format_);
       if (!format.ok()) {
         return InvalidArgument("--format: unknown value '" + format_ +
-                               "' (expected one of linqs, edgelist, ogb, criteo, csv)");
+                               "' (expected one of linqs, edgelist, ogb, criteo, csv, triples)");
       }
       options_.format = *format;
     }
@@ -136,12 +146,17 @@ class PreprocessCommand : public Command {
     if (!split_.empty()) {
       FS_ASSIGN_OR_RETURN(options_.split, datasets::ParseSplitMode(split_));
     }
+    if (!edge_split_.empty()) {
+      if (options_.task != "link") return InvalidArgument("--edge-split applies to --task link");
+      FS_ASSIGN_OR_RETURN(options_.edge_split, ParseNumberList(edge_split_, 3, "--edge-split"));
+    }
     return tool_flags_.Apply(&options_.memory_budget_bytes);
   }
 
   Status Run() override {
     tool_flags_.Activate();
     if (clicks_mode_) return clicks_.Run(options_.seed);
+    if (triples_mode_) return RunTriples();
     datasets::PreprocessReport r;
     FS_RETURN_IF_ERROR(datasets::Preprocess(options_, CpuContext(options_.seed), &r));
     std::printf(
@@ -152,12 +167,57 @@ class PreprocessCommand : public Command {
         static_cast<long long>(r.feature_dim), static_cast<long long>(r.num_classes),
         static_cast<long long>(r.num_train), static_cast<long long>(r.num_val),
         static_cast<long long>(r.num_test));
+    if (options_.task == "link") {
+      FS_ASSIGN_OR_RETURN(auto lt, storage::LinkTriples::Open(options_.output));
+      std::printf("link triples train/val/test %lld/%lld/%lld (%lld nodes only in val/test); the graph keeps the "
+                  "training edges\n",
+                  static_cast<long long>(lt->layout().num_train), static_cast<long long>(lt->layout().num_val),
+                  static_cast<long long>(lt->layout().num_test), static_cast<long long>(lt->layout().unseen_entities));
+    }
     return Status::OK();
   }
 
  private:
+  // --format triples takes --train/--val/--test, --output, --overwrite,
+  // --name and the dataset tool flags; any graph-format input is refused.
+  Status PrepareTriples() {
+    triples_mode_ = true;
+    datasets::TriplesPreprocessOptions& t = triples_;
+    FS_RETURN_IF_ERROR(clicks_.TakeSplitFiles(&t.train, &t.val, &t.test));
+    const datasets::PreprocessOptions& o = options_;
+    if (!inputs_.empty() || !o.edges.empty() || !o.features.empty() || !o.labels.empty() ||
+        !o.sparse_features.empty() || !o.split_file.empty() || !split_.empty() || !edge_split_.empty() ||
+        o.task != "node") {
+      return InvalidArgument("--format triples reads --train FILE --val FILE --test FILE ('head relation tail' "
+                             "lines, already split); --input, --edges, --features, --labels, --task and the split flags "
+                             "are for other formats");
+    }
+    t.output = o.output;
+    t.overwrite = o.overwrite;
+    t.name = o.name;
+    size_t budget = t.memory_budget_bytes;
+    FS_RETURN_IF_ERROR(tool_flags_.Apply(&budget));
+    t.memory_budget_bytes = budget;
+    t.temp_dir = o.temp_dir;
+    return Status::OK();
+  }
+
+  Status RunTriples() {
+    datasets::TriplesPreprocessReport r;
+    FS_RETURN_IF_ERROR(datasets::PreprocessTriples(triples_, CpuContext(options_.seed), &r));
+    std::printf("wrote %s: %lld entities (%lld only in val/test), %lld relations, train/val/test triples "
+                "%lld/%lld/%lld, %lld graph edges\n",
+                triples_.output.c_str(), static_cast<long long>(r.num_entities),
+                static_cast<long long>(r.unseen_entities), static_cast<long long>(r.num_relations),
+                static_cast<long long>(r.num_train), static_cast<long long>(r.num_val),
+                static_cast<long long>(r.num_test), static_cast<long long>(r.num_edges));
+    return Status::OK();
+  }
+
+  datasets::TriplesPreprocessOptions triples_;
+  bool triples_mode_ = false;
   datasets::PreprocessOptions options_;
-  std::string format_, edge_dtype_, ids_, norm_, split_;
+  std::string format_, edge_dtype_, ids_, norm_, split_, edge_split_;
   bool header_ = false, no_header_ = false;
   std::vector<std::string> inputs_;
   ClickPreprocessFlags clicks_;

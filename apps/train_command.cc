@@ -18,7 +18,7 @@ namespace {
 std::string FlagTypeName(const TrainKey& key) {
   if (key.choices != nullptr) return key.choices;
   if (std::string(key.name) == "metrics") return "FILE";
-  if (std::string(key.name) == "checkpoint") return "DIR";
+  if (std::string(key.name) == "checkpoint" || std::string(key.name) == "export") return "DIR";
   if (key.bytes) return "SIZE";
   return std::visit(
       [](auto field) -> std::string {
@@ -96,6 +96,12 @@ class TrainCommand : public Command {
                   summary.test_logloss);
       return Status::OK();
     }
+    if (options_.task == "link") {
+      std::printf("epochs %d%s, best epoch %d: val_mrr %.4f test_mrr %.4f test_hits10 %.4f\n",
+                  summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "", summary.best_epoch,
+                  summary.best_val_mrr, summary.test_mrr, summary.test_hits10);
+      return Status::OK();
+    }
     std::printf("epochs %d%s, best epoch %d: val_acc %.4f test_acc %.4f\n",
                 summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "",
                 summary.best_epoch, summary.best_val_acc, summary.test_acc);
@@ -120,7 +126,8 @@ class TrainCommand : public Command {
 
 std::unique_ptr<Command> AddTrainCommand(CLI::App* root) {
   CLI::App* app = root->add_subcommand(
-      "train", "Train a GNN (sage, gcn, gat) on a graph dataset, or DLRM (dlrm) on a clicks dataset");
+      "train", "Train a GNN (sage, gcn, gat) on a graph dataset, DLRM (dlrm) on a clicks dataset, or link "
+               "prediction (--task link)");
   return std::make_unique<TrainCommand>(app);
 }
 

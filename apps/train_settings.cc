@@ -235,8 +235,8 @@ const std::vector<TrainKey>& TrainKeys() {
   using O = TrainOptions;
   static const std::vector<TrainKey> keys = {
       {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
-      {"model", "Model: sage, gcn or gat on a graph dataset; dlrm on a clicks dataset", &O::model,
-       "sage|gcn|gat|dlrm", false},
+      {"model", "Model: sage, gcn or gat on a graph dataset; dlrm on a clicks dataset; --task link: distmult, "
+       "complex, transe or dot", &O::model, "sage|gcn|gat|dlrm|distmult|complex|transe|dot", false},
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
        "degree buckets), one-hot (node identity as a learned row of the first layer), learned:DIM (a learned "
@@ -264,7 +264,8 @@ const std::vector<TrainKey>& TrainKeys() {
       {"lr", "Learning rate", &O::lr, nullptr, false},
       {"weight-decay", "L2 penalty (decoupled for adamw)", &O::weight_decay, nullptr, false},
       {"dropout", "Dropout probability", &O::dropout, nullptr, false},
-      {"optimizer", "Optimizer: adam, adamw or sgd", &O::optimizer, "adam|adamw|sgd", false},
+      {"optimizer", "Optimizer: adam, adamw or sgd; --task link: adam, sgd or adagrad (row-wise, sparse)",
+       &O::optimizer, "adam|adamw|sgd|adagrad", false},
       {"patience", "Stop after this many epochs without a better validation accuracy (0 = never)",
        &O::patience, nullptr, false},
       {"seed", "Random seed", &O::seed, nullptr, false},
@@ -313,19 +314,44 @@ const std::vector<TrainKey>& TrainKeys() {
       {"bottom-mlp", "dlrm: widths of the bottom MLP over the dense features (with --interaction dot the last "
        "is --embedding-dim)", &O::bottom_mlp, nullptr, false},
       {"top-mlp", "dlrm: widths of the top MLP; the last is 1, the click logit", &O::top_mlp, nullptr, false},
-      {"embedding-dim", "dlrm: columns of every embedding table", &O::embedding_dim, nullptr, false},
+      {"embedding-dim", "Columns of every embedding row: dlrm's tables; link prediction's entity and relation rows (complex: "
+       "dim/2 complex numbers)", &O::embedding_dim, nullptr, false},
       {"interaction", "dlrm: dot (pairwise dot products) or cat (concatenation)", &O::interaction, "dot|cat",
        false},
       {"eval-every", "dlrm: also evaluate (and write a metrics line) every N training steps (0 = at epoch ends "
        "only)", &O::eval_every, nullptr, false},
       {"table-store",
-       "dlrm: where the embedding tables live: memory, mmap, disk (O_DIRECT on io_uring) or rocksdb; all but a "
-       "memory store with no cache train behind the --cache-policy/--cache-size cache",
+       "Where embedding tables live (dlrm; link prediction's entity table: memory or disk): memory, mmap, disk "
+       "(O_DIRECT on io_uring) or rocksdb; all but a memory store with no cache train behind the "
+       "--cache-policy/--cache-size cache",
        &O::table_store, "memory|mmap|disk|rocksdb", false},
       {"resident-partitions",
        "Partitions per group of --order partition, resident together for --sampling resident (default: 0 = "
        "as many as the feature cache holds, at least 1)",
        &O::resident_partitions, nullptr, false},
+      // Link prediction (--task link).
+      {"task", "What to train: node (classification) or link (prediction on the triples of `preprocess --format "
+       "triples`)", &O::task, "node|link", false},
+      {"negatives", "Link: negatives per chunk of positives and side, shared by the chunk (one GEMM)",
+       &O::negatives, nullptr, false},
+      {"negative-chunk", "Link: positives sharing one set of negatives (0 = the whole batch)", &O::negative_chunk,
+       nullptr, false},
+      {"negative-sampling", "Link: uniform over entities, or degree (by training-triple ends)",
+       &O::negative_sampling, "uniform|degree", false},
+      {"loss", "Link: softmax (cross entropy against the negatives) or logistic", &O::loss, "softmax|logistic",
+       false},
+      {"regularizer", "Link: none, l2 or l3 (N3) on the positives' rows", &O::regularizer, "none|l2|l3", false},
+      {"regularization-weight", "Link: weight of --regularizer", &O::regularization_weight, nullptr, false},
+      {"reciprocal", "Link: a second row per relation for the reverse direction; heads are ranked as tails of "
+       "(t, r', ?)", &O::reciprocal, nullptr, false},
+      {"margin", "Link: transe score offset (margin - ||h + r - t||)", &O::margin, nullptr, false},
+      {"init-scale", "Link: initial rows uniform in [-init-scale, init-scale)", &O::init_scale, nullptr, false},
+      {"eval-negatives", "Link: rank against this many sampled entities (0 = all)", &O::eval_negatives, nullptr,
+       false},
+      {"eval-epochs", "Link: evaluate every this many epochs (and after the last)", &O::eval_epochs, nullptr,
+       false},
+      {"export", "Link: directory for entity/relation embeddings (.npy) and their names after training",
+       &O::export_dir, nullptr, false},
   };
   return keys;
 }

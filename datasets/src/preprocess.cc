@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "foresight/core/logging.h"
+#include "edge_split.h"
+#include "foresight/storage/link_triples.h"
 #include "preprocess_internal.h"
 #include "splits.h"
 
@@ -104,6 +106,8 @@ Status ValidateOptions(const PreprocessOptions& o) {
     return InvalidArgument("--feature-dtype " + o.feature_dtype + " applies to dense features; sparse feature "
                            "values are stored as f32 (pass --feature-layout dense to store them densely)");
   }
+  if (o.task != "node" && o.task != "link") return InvalidArgument("--task must be node or link, got '" + o.task + "'");
+  if (o.task == "link") FS_RETURN_IF_ERROR(internal::CheckEdgeSplit(o.edge_split));
   return CheckInputFiles(o);
 }
 
@@ -167,6 +171,10 @@ nlohmann::json OptionsJson(const PreprocessOptions& o) {
     if (o.allow_isolated_nodes) j["allow_isolated_nodes"] = true;
   }
   if (!o.split_file.empty()) j["split_file"] = o.split_file;
+  if (o.task == "link") {
+    j["task"] = "link";
+    j["edge_split"] = o.edge_split;
+  }
   if (o.feature_dim > 0) j["feature_dim"] = o.feature_dim;
   if (o.feature_layout != "auto") j["feature_layout"] = o.feature_layout;
   if (o.train_per_class > 0) j["train_per_class"] = o.train_per_class;
@@ -207,6 +215,12 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
 
   FS_RETURN_IF_ERROR(builder->Finish(job.num_nodes, writer->StagingPath(storage::kIndptrFile),
                                      writer->StagingPath(storage::kIndicesFile)));
+  storage::LinkLayout link;
+  int64_t graph_edges = builder->stats().num_edges;
+  if (o.task == "link") {
+    FS_RETURN_IF_ERROR(internal::SplitEdgesForLink(writer.get(), job.num_nodes, o.undirected, o.edge_split, o.seed,
+                                                   &link, &graph_edges));
+  }
   int64_t num_classes = 0;
   FS_RETURN_IF_ERROR(WriteLabels(&job, &num_classes));
 
@@ -234,7 +248,8 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
                                                                                                            : o.input)))
                .get<std::string>();
   m.num_nodes = job.num_nodes;
-  m.num_edges = st.num_edges;
+  m.num_edges = graph_edges;
+  if (o.task == "link") m.link = link.ToJson();
   m.feature_dim = job.feature_dim;
   m.feature_dtype = job.feature_dtype;
   m.feature_layout = job.sparse_features ? storage::FeatureLayout::kSparse : storage::FeatureLayout::kDense;
@@ -259,7 +274,7 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
 
   if (report != nullptr) {
     report->num_nodes = job.num_nodes;
-    report->num_edges = st.num_edges;
+    report->num_edges = graph_edges;
     report->input_edges = st.input_edges;
     report->dropped_missing = job.dropped_missing;
     report->self_loops_dropped = st.self_loops_dropped;

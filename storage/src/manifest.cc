@@ -79,6 +79,7 @@ json DatasetManifest::ToJson() const {
   // Written only when sparse, so dense manifests stay as before.
   if (feature_layout != FeatureLayout::kDense) j["feature_layout"] = FeatureLayoutName(feature_layout);
   if (!clicks.is_null()) j["clicks"] = clicks;
+  if (!link.is_null()) j["link"] = link;
   return j;
 }
 
@@ -186,6 +187,11 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
   }
   if (m.kind == kKindClicks && m.clicks.is_null()) {
     return FieldError(origin, "clicks", "is missing (kind is \"clicks\")");
+  }
+  auto link = j.find("link");
+  if (link != j.end() && !link->is_null()) {
+    if (!link->is_object()) return FieldError(origin, "link", "must be an object");
+    m.link = *link;
   }
   auto src = j.find("source");
   if (src != j.end()) {

@@ -60,6 +60,19 @@ sparse_lr: 0.5
 eval_every: 100
 table-store: disk
 table_dir: /tmp/tables
+task: link
+negatives: 50
+negative_chunk: 10
+negative-sampling: degree
+loss: logistic
+regularizer: l3
+regularization-weight: 0.01
+reciprocal: true
+margin: 2.5
+init-scale: 0.1
+eval-negatives: 500
+eval-epochs: 3
+export: /tmp/emb
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -104,6 +117,19 @@ sparse_lr = 0.5
 eval_every = 100
 table-store = "disk"
 table_dir = "/tmp/tables"
+task = "link"
+negatives = 50
+negative-chunk = 10
+negative_sampling = "degree"
+loss = "logistic"
+regularizer = "l3"
+regularization_weight = 0.01
+reciprocal = true
+margin = 2.5
+init_scale = 0.1
+eval_negatives = 500
+eval_epochs = 3
+export = "/tmp/emb"
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -147,6 +173,19 @@ std::vector<FlagValue> kFlags = {
     {"eval-every", ConfigValue::Text("100")},
     {"table-store", ConfigValue::Text("disk")},
     {"table-dir", ConfigValue::Text("/tmp/tables")},
+    {"task", ConfigValue::Text("link")},
+    {"negatives", ConfigValue::Text("50")},
+    {"negative-chunk", ConfigValue::Text("10")},
+    {"negative-sampling", ConfigValue::Text("degree")},
+    {"loss", ConfigValue::Text("logistic")},
+    {"regularizer", ConfigValue::Text("l3")},
+    {"regularization-weight", ConfigValue::Text("0.01")},
+    {"reciprocal", ConfigValue::Bool(true)},
+    {"margin", ConfigValue::Text("2.5")},
+    {"init-scale", ConfigValue::Text("0.1")},
+    {"eval-negatives", ConfigValue::Text("500")},
+    {"eval-epochs", ConfigValue::Text("3")},
+    {"export", ConfigValue::Text("/tmp/emb")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -192,6 +231,19 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.order, "partition");
   EXPECT_EQ(o.sampling, "resident");
   EXPECT_EQ(o.resident_partitions, 2);
+  EXPECT_EQ(o.task, "link");
+  EXPECT_EQ(o.negatives, 50);
+  EXPECT_EQ(o.negative_chunk, 10);
+  EXPECT_EQ(o.negative_sampling, "degree");
+  EXPECT_EQ(o.loss, "logistic");
+  EXPECT_EQ(o.regularizer, "l3");
+  EXPECT_FLOAT_EQ(o.regularization_weight, 0.01f);
+  EXPECT_TRUE(o.reciprocal);
+  EXPECT_FLOAT_EQ(o.margin, 2.5f);
+  EXPECT_FLOAT_EQ(o.init_scale, 0.1f);
+  EXPECT_EQ(o.eval_negatives, 500);
+  EXPECT_EQ(o.eval_epochs, 3);
+  EXPECT_EQ(o.export_dir, "/tmp/emb");
   EXPECT_EQ(o.node_features, "degree");
   EXPECT_EQ(o.bottom_mlp, (std::vector<int64_t>{32, 16}));
   EXPECT_EQ(o.top_mlp, (std::vector<int64_t>{64, 1}));
@@ -297,7 +349,7 @@ TEST(TrainConfig, FlagErrorsNameTheFlag) {
   EXPECT_ERROR_CONTAINS(ResolveTrainOptions("", {{"fanouts", ConfigValue::Text("15,,10")}}, ""),
                         "--fanouts: expected a list of integers");
   EXPECT_ERROR_CONTAINS(ResolveTrainOptions("", {{"optimizer", ConfigValue::Text("lion")}}, ""),
-                        "--optimizer: expected one of adam|adamw|sgd, got 'lion'");
+                        "--optimizer: expected one of adam|adamw|sgd|adagrad, got 'lion'");
 }
 
 TEST(ConfigFile, SyntaxErrorsAndFiles) {

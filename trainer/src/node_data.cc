@@ -37,7 +37,10 @@ Status OpenNodeData(const std::string& dir, NodeData* out) {
   }
   if (d.num_classes() < 1) {
     return FailedPrecondition(dir + ": manifest num_classes is " + std::to_string(d.num_classes()) +
-                              "; node classification needs at least 1 class");
+                              "; node classification needs at least 1 class" +
+                              (d.manifest().link.is_null() ? std::string()
+                                                           : std::string(" (it holds link-prediction triples: "
+                                                                         "train them with --task link)")));
   }
   if (!d.train_ids().defined() || d.train_ids().numel() == 0) {
     return FailedPrecondition(dir + ": the dataset has no training ids (train_ids.npy)");

@@ -22,7 +22,9 @@ std::string FanoutsToString(const std::vector<int64_t>& fanouts) {
 
 Status TrainOptions::Validate() const {
   if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
+  if (task == "link") return ValidateLink();
   if (model == "dlrm") return internal::ValidateDlrmOptions(*this);
+  if (task != "node") return InvalidArgument("task: '" + task + "' is not one of node, link");
   if (model != "sage" && model != "gcn" && model != "gat") {
     return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat, dlrm");
   }

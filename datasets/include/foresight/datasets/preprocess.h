@@ -154,6 +154,17 @@ struct PreprocessOptions {
   size_t memory_budget_bytes = size_t{1} << 30;
   // --temp-dir for spilled edge runs. Default: "" = $TMPDIR or /tmp.
   std::string temp_dir;
+
+  // --task link: also split the edges into link-prediction triples
+  // (storage/link_triples.h, one relation "edge"): each edge (with
+  // --undirected, each node pair once) goes to train / val / test with the
+  // probabilities of edge_split, drawn from (seed, pair); the graph keeps
+  // only the training edges, so message passing never sees a validation or
+  // test edge. Default: "node" (no triples).
+  std::string task = "node";
+  // --edge-split A,B,C: train / val / test fractions summing to 1.
+  // Default: 0.9, 0.05, 0.05.
+  std::vector<double> edge_split = {0.9, 0.05, 0.05};
 };
 
 // What a run produced (also recorded in manifest "source").

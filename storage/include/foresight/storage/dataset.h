@@ -87,6 +87,8 @@ struct DatasetManifest {
   nlohmann::json source = nlohmann::json::object();  // free-form provenance
   // kind "clicks" only: fields, table sizes, split ranges (clicks_dataset.h).
   nlohmann::json clicks;
+  // null, or the link-prediction triples of a graph (link_triples.h).
+  nlohmann::json link;
 
   nlohmann::json ToJson() const;
 };

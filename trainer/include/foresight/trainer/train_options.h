@@ -15,7 +15,8 @@ struct TrainOptions {
   // Dataset directory (storage::Dataset layout). Required.
   std::string dataset;
   // Model: "sage" (GraphSAGE, mean aggregator), "gcn" or "gat" on a graph
-  // dataset; "dlrm" on a clicks dataset (the DLRM fields below). Default: sage
+  // dataset; "dlrm" on a clicks dataset (the DLRM fields below); for
+  // task = link "distmult", "complex", "transe" or "dot". Default: sage
   std::string model = "sage";
   // What the model reads as node features:
   //   "file"      the dataset's features (dense features.npy, or the sparse
@@ -180,8 +181,65 @@ struct TrainOptions {
   std::string table_store = "memory";
   // Where mmap, disk and rocksdb tables are created: table_dir above.
 
+  // --- Link prediction (task = link; trainer/src/link_*.cc). model is then
+  // distmult, complex, transe or dot (shallow: one learnable row per entity
+  // and per relation in embed/ tables). batch_size counts positive triples;
+  // lr, weight_decay (L2 on the rows a step touches), epochs, patience (on
+  // validation MRR), seed, threads, metrics_file, cache_policy, cache_size
+  // and lookahead keep their meaning.
+
+  // "node" (node classification) or "link". Default: node
+  std::string task = "node";
+  // Floats per embedding row: embedding_dim above (complex: dim / 2
+  // complex numbers, so even).
+  // Negatives per chunk of positives, shared by the chunk, for each of the
+  // tail and head corruptions (scores are one GEMM per chunk and side).
+  // Default: 1000
+  int64_t negatives = 1000;
+  // Positives per chunk sharing negatives; 0 = the whole batch. Default: 0
+  int64_t negative_chunk = 0;
+  // "uniform" over entities, or "degree" (proportional to an entity's
+  // count of training-triple ends). Default: uniform
+  std::string negative_sampling = "uniform";
+  // "softmax" (cross entropy of each positive against its chunk's
+  // negatives) or "logistic" (softplus of -positive and of each negative,
+  // negatives averaged). Default: softmax
+  std::string loss = "softmax";
+  // Regularisation of the positives' head, relation and tail rows: "none",
+  // "l2" (sum of squares) or "l3" (sum of cubed moduli, N3), times
+  // regularization_weight, averaged over the batch. Default: none
+  std::string regularizer = "none";
+  float regularization_weight = 0.0f;
+  // Reciprocal relations: every relation r gets a second row r' for the
+  // reverse direction, and corrupting the head of (h, r, t) ranks heads as
+  // tails of (t, r', ?), so head and tail predictions have their own
+  // relation rows (symmetric models such as distmult then tell the
+  // directions apart). Default: false
+  bool reciprocal = false;
+  // transe: score = margin - ||h + r - t||. Default: 0
+  float margin = 0.0f;
+  // Initial embeddings are uniform in [-init_scale, init_scale), a function
+  // of (seed, row). Default: 0.001
+  float init_scale = 0.001f;
+  // Entity table store: table_store above, "memory" or "disk" (a file in a
+  // temporary directory behind the cache of cache_size bytes; O_DIRECT
+  // reads on io_uring). Results are the same bits for either.
+  // Candidates of filtered ranking: 0 = every entity; N = N entities drawn
+  // once per evaluation (seeded) for graphs too large to rank in full.
+  // Default: 0
+  int64_t eval_negatives = 0;
+  // Evaluate (and write val_/test_ metrics) every this many epochs and at
+  // the last one. Default: 1
+  int eval_epochs = 1;
+  // Directory to write entity_embeddings.npy, entity_ids.npy,
+  // relation_embeddings.npy and relation_names.npy after training; "" =
+  // none. Default: ""
+  std::string export_dir;
+
   // Checks ranges and combinations; the message names the option.
   Status Validate() const;
+  // Validate() for task = link (link_options.cc).
+  Status ValidateLink() const;
 };
 
 }  // namespace foresight::trainer

@@ -67,6 +67,8 @@ struct TrainSummary {
   // dlrm: best_val_auc is the best validation AUC (best_val_acc stays 0);
   // test_auc and test_logloss are the test metrics at that evaluation.
   double best_val_auc = 0, test_auc = 0, test_logloss = 0;
+  // task = link: filtered MRR / Hits@10 at best_epoch (the best validation MRR).
+  double best_val_mrr = 0, test_mrr = 0, test_hits10 = 0;
   std::vector<EpochMetrics> history;  // the epochs run by this call
 };
 

@@ -1,0 +1,89 @@
+// End-to-end: `foresight preprocess --format triples` and `foresight train
+// --task link` as a user runs them: WN18RR's counts (skipped when
+// ../shared/datasets lacks it), a small graph trained with a config file,
+// its metrics and export, and bad input named by file and line.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "testing/cli.h"
+#include "testing/testing.h"
+
+namespace foresight {
+namespace {
+
+using testing::Quote;
+using Result = testing::CliResult;
+
+TEST(LinkCli, Wn18rrCounts) {
+  const std::string src = testing::SharedDataset("wn18rr");
+  if (src.empty()) GTEST_SKIP() << "wn18rr not found in ../shared/datasets";
+  testing::TempDir dir;
+  Result r = testing::RunForesight("preprocess --format triples --train " + Quote(src + "/train.txt.xz") + " --val " +
+                                   Quote(src + "/valid.txt.xz") + " --test " + Quote(src + "/test.txt.xz") +
+                                   " --output " + Quote(dir.File("wn18rr")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("40943 entities (384 only in val/test), 11 relations, train/val/test triples "
+                       "86835/3034/3134"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(LinkCli, TrainWithConfigMetricsAndExport) {
+  testing::TempDir dir;
+  std::string train;
+  for (int i = 0; i < 30; ++i) {
+    train += "n" + std::to_string(i) + "\tnext\tn" + std::to_string((i + 1) % 30) + "\n";
+    train += "n" + std::to_string(i) + "\tsame\tn" + std::to_string((i / 5) * 5 + (i + 2) % 5) + "\n";
+  }
+  testing::WriteFile(dir.File("train.tsv"), train);
+  testing::WriteFile(dir.File("valid.tsv"), "n3\tsame\tn1\nn7\tnext\tn8\n");
+  testing::WriteFile(dir.File("test.tsv"), "n12\tsame\tn14\nn20\tnext\tn21\n");
+  Result r = testing::RunForesight("preprocess --format triples --train " + Quote(dir.File("train.tsv")) +
+                                   " --val " + Quote(dir.File("valid.tsv")) + " --test " +
+                                   Quote(dir.File("test.tsv")) + " --output " + Quote(dir.File("kg")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  testing::WriteFile(dir.File("cfg.yaml"),
+                     "task: link\nmodel: complex\ndim: 8\nnegatives: 10\nbatch-size: 16\nepochs: 3\nlr: 0.05\n"
+                     "weight-decay: 0\nregularizer: l3\nregularization-weight: 0.001\nreciprocal: true\n");
+  r = testing::RunForesight("train " + Quote(dir.File("kg")) + " --config " + Quote(dir.File("cfg.yaml")) +
+                            " --threads 2 --metrics " + Quote(dir.File("m.jsonl")) + " --export " +
+                            Quote(dir.File("emb")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("best epoch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test_mrr"), std::string::npos) << r.out;
+  const std::vector<nlohmann::json> lines = testing::ReadJsonLines(dir.File("m.jsonl"));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_TRUE(lines[0].contains("val_mrr"));
+  const nlohmann::json& f = lines.back();
+  EXPECT_EQ(f["final"], true);
+  for (const char* key : {"best_epoch", "val_mrr", "test_mrr", "test_hits10"}) EXPECT_TRUE(f.contains(key)) << key;
+  for (const char* file : {"entity_embeddings.npy", "entity_ids.npy", "relation_embeddings.npy",
+                           "relation_names.npy"}) {
+    EXPECT_TRUE(testing::PathExists(dir.File("emb/") + file)) << file;
+  }
+  // Node classification on triples says what to train instead.
+  r = testing::RunForesight("train " + Quote(dir.File("kg")) + " --node-features degree --epochs 1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("train them with --task link"), std::string::npos) << r.err;
+}
+
+TEST(LinkCli, BadInputIsNamedByFileAndLine) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("train.txt"), "a r b\n");
+  testing::WriteFile(dir.File("valid.txt"), "a r b\na q b\n");
+  testing::WriteFile(dir.File("test.txt"), "a r b\n");
+  Result r = testing::RunForesight("preprocess --format triples --train " + Quote(dir.File("train.txt")) +
+                                   " --val " + Quote(dir.File("valid.txt")) + " --test " +
+                                   Quote(dir.File("test.txt")) + " --output " + Quote(dir.File("kg")));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("valid.txt:2: relation 'q' appears in no training triple"), std::string::npos) << r.err;
+  EXPECT_FALSE(testing::PathExists(dir.File("kg")));
+  // A node-classification option given to link training is refused by name.
+  r = testing::RunForesight("train " + Quote(dir.File("kg")) + " --task link --model gat");
+  EXPECT_EQ(r.code, 2);  // a usage error
+  EXPECT_NE(r.err.find("not built yet"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace foresight

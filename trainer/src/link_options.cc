@@ -1,0 +1,87 @@
+// TrainOptions::ValidateLink: the checks of `foresight train --task link`.
+#include <cmath>
+#include <string>
+
+#include "foresight/trainer/train_options.h"
+
+namespace foresight::trainer {
+
+Status TrainOptions::ValidateLink() const {
+  if (model != "distmult" && model != "complex" && model != "transe" && model != "dot") {
+    if (model == "sage" || model == "gcn" || model == "gat") {
+      return Unimplemented("model: " + model + " link prediction (a GNN encoder) is not built yet; task link "
+                           "takes distmult, complex, transe or dot");
+    }
+    return InvalidArgument("model: '" + model + "' is not one of distmult, complex, transe, dot (task link)");
+  }
+  if (embedding_dim < 1) return InvalidArgument("embedding_dim: must be >= 1, got " + std::to_string(embedding_dim));
+  if (model == "complex" && embedding_dim % 2 != 0) {
+    return InvalidArgument("embedding_dim: complex needs an even dim (dim / 2 complex numbers), got " +
+                           std::to_string(embedding_dim));
+  }
+  if (epochs < 1) return InvalidArgument("epochs: must be >= 1, got " + std::to_string(epochs));
+  if (batch_size < 1) return InvalidArgument("batch_size: must be >= 1, got " + std::to_string(batch_size));
+  if (negatives < 1) return InvalidArgument("negatives: must be >= 1, got " + std::to_string(negatives));
+  if (negative_chunk < 0) {
+    return InvalidArgument("negative_chunk: must be >= 0 (0 = the whole batch), got " +
+                           std::to_string(negative_chunk));
+  }
+  if (negative_sampling != "uniform" && negative_sampling != "degree") {
+    return InvalidArgument("negative_sampling: '" + negative_sampling + "' is not one of uniform, degree");
+  }
+  if (loss != "softmax" && loss != "logistic") {
+    return InvalidArgument("loss: '" + loss + "' is not one of softmax, logistic");
+  }
+  if (regularizer != "none" && regularizer != "l2" && regularizer != "l3") {
+    return InvalidArgument("regularizer: '" + regularizer + "' is not one of none, l2, l3");
+  }
+  if (!(regularization_weight >= 0.0f) || !std::isfinite(regularization_weight)) {
+    return InvalidArgument("regularization_weight: must be >= 0, got " + std::to_string(regularization_weight));
+  }
+  if (!std::isfinite(margin)) return InvalidArgument("margin: must be a finite number");
+  if (!(init_scale > 0.0f) || !std::isfinite(init_scale)) {
+    return InvalidArgument("init_scale: must be a positive number, got " + std::to_string(init_scale));
+  }
+  if (!(lr > 0.0f) || !std::isfinite(lr)) {
+    return InvalidArgument("lr: must be a positive number, got " + std::to_string(lr));
+  }
+  if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay)) {
+    return InvalidArgument("weight_decay: must be >= 0, got " + std::to_string(weight_decay));
+  }
+  if (optimizer != "adam" && optimizer != "sgd" && optimizer != "adagrad") {
+    return InvalidArgument("optimizer: '" + optimizer +
+                           "' is not one of adam, sgd, adagrad for task link (the sparse row optimizers; adagrad "
+                           "is row-wise)");
+  }
+  if (table_store != "memory" && table_store != "disk") {
+    return InvalidArgument("table_store: '" + table_store + "' is not one of memory, disk (link prediction)");
+  }
+  if (cache_policy == "static") return Unimplemented("cache_policy: static is not built for task link yet");
+  if (cache_policy != "lookahead" && cache_policy != "lru") {
+    return InvalidArgument("cache_policy: '" + cache_policy + "' is not one of lookahead, lru (task link)");
+  }
+  if (cache_size < -1) return InvalidArgument("cache_size: must be >= 0 bytes, got " + std::to_string(cache_size));
+  if (lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(lookahead));
+  if (eval_negatives < 0) {
+    return InvalidArgument("eval_negatives: must be >= 0 (0 = every entity), got " + std::to_string(eval_negatives));
+  }
+  if (eval_epochs < 1) return InvalidArgument("eval_epochs: must be >= 1, got " + std::to_string(eval_epochs));
+  if (patience < 0) return InvalidArgument("patience: must be >= 0, got " + std::to_string(patience));
+  if (threads < 0) return InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  // What link training does not do (yet): say so rather than ignore it.
+  if (!checkpoint_dir.empty() || resume) {
+    return Unimplemented("checkpoint: task link does not write checkpoints yet; use export_dir for the embeddings");
+  }
+  if (full_graph) return InvalidArgument("full_graph: applies to task node");
+  if (order != "random") return Unimplemented("order: " + order + " is not built for task link yet (random only)");
+  if (memory_budget > 0) {
+    return Unimplemented("memory_budget: task link sizes its cache from cache_size only (give cache_size)");
+  }
+  if (table_store == "memory" && cache_size > 0) {
+    return InvalidArgument("cache_size: the memory embedding store reads its own rows; a cache applies to "
+                           "table_store disk");
+  }
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer

@@ -1,0 +1,570 @@
+// TrainLink (link_trainer.h): the epoch loop of shallow link prediction.
+// A step: acquire the batch's entity rows (positives and the chunks'
+// negatives, planned W batches ahead by the lookahead cache) and relation
+// rows, copy the embeddings out, score each chunk and side with one GEMM,
+// backpropagate the loss and regulariser into per-position gradients, then
+// update every touched row once with the fused sparse optimizer (gradients
+// of repeated rows summed in a fixed order) and release the rows.
+#include "link_trainer.h"
+
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "foresight/core/logging.h"
+#include "foresight/core/stopwatch.h"
+#include "foresight/core/thread_pool.h"
+#include "foresight/embed/embedding_table.h"
+#include "foresight/kernels/ops.h"
+#include "foresight/storage/dataset.h"
+#include "foresight/storage/link_triples.h"
+#include "foresight/storage/npy.h"
+#include "link_batches.h"
+#include "link_eval.h"
+#include "link_scorer.h"
+
+namespace foresight::trainer::internal {
+namespace {
+
+constexpr int64_t kRowGrain = 64;
+constexpr uint64_t kRelationSeedStream = 0x52454C53ull;  // relation rows' initialiser seed
+
+// A scratch directory for a disk table, removed with everything in it.
+class ScratchDir {
+ public:
+  static StatusOr<std::unique_ptr<ScratchDir>> Create() {
+    const char* tmp = getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/foresight-link-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) return IoError("mkdtemp " + pattern + ": " + std::strerror(errno));
+    return std::unique_ptr<ScratchDir>(new ScratchDir(pattern));
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+StatusOr<kernels::SparseOptimizer> SparseOptimizerOf(const std::string& name) {
+  if (name == "adam") return kernels::SparseOptimizer::kAdam;
+  if (name == "sgd") return kernels::SparseOptimizer::kSgd;
+  if (name == "adagrad") return kernels::SparseOptimizer::kRowwiseAdagrad;
+  return InvalidArgument("optimizer: '" + name + "' is not one of adam, sgd, adagrad (task link)");
+}
+
+// Copies the embeddings (the first dim floats of each row) of a batch's
+// positions out of its rows.
+void GatherEmbeddings(const ExecContext& ctx, const embed::RowBatch& b, int64_t dim, Tensor* out) {
+  const int64_t width = b.rows.size(1);
+  const float* rows = b.rows.data<float>();
+  const int64_t* local = b.local_ids.data<int64_t>();
+  float* o = out->data<float>();
+  ctx.pool->ParallelFor(out->size(0), 256, [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) std::memcpy(o + i * dim, rows + local[i] * width, sizeof(float) * dim);
+  });
+}
+
+// Applies grad [K, dim] (one row per position of the batch) to the batch's
+// rows with the table's optimizer.
+Status UpdateRows(const ExecContext& ctx, const embed::EmbeddingTable& table,
+                  const kernels::SparseOptimizerConfig& config, const Tensor& grad, embed::RowBatch* b) {
+  const int64_t k = grad.size(0);
+  Tensor offsets = Tensor::Empty({k + 1}, DType::kI64);
+  int64_t* o = offsets.data<int64_t>();
+  for (int64_t i = 0; i <= k; ++i) o[i] = i;
+  return kernels::EmbeddingBagBackwardUpdate(ctx, table.layout(), config, Tensor(), b->local_ids, offsets, Tensor(),
+                                             kernels::Pooling::kSum, grad, &b->rows);
+}
+
+// Per-query loss and its gradients for one chunk and side: softmax (cross
+// entropy of the positive against the negatives) or logistic. Negatives equal
+// to the query's true entity are left out. `scale` multiplies the gradients.
+void QueryLosses(const ExecContext& ctx, bool softmax, const std::vector<float>& pos, const Tensor& scores,
+                 const int64_t* neg_keys, const int64_t* true_keys, float scale, std::vector<float>* dpos,
+                 Tensor* dscores, std::vector<double>* losses) {
+  const int64_t c = scores.size(0), n = scores.size(1);
+  // Where each negative entity sits, so a row finds its true entity among
+  // the negatives without a compare per score (the loops below stay
+  // branch-free and vectorise).
+  std::unordered_map<int64_t, std::vector<int64_t>> where;
+  for (int64_t j = 0; j < n; ++j) where[neg_keys[j]].push_back(j);
+  const float* s = scores.data<float>();
+  float* g = dscores->data<float>();
+  constexpr float kMasked = -std::numeric_limits<float>::infinity();
+  ctx.pool->ParallelFor(c, 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float* row = s + i * n;
+      float* grow = g + i * n;
+      const float p = pos[static_cast<size_t>(i)];
+      auto it = where.find(true_keys[i]);
+      const std::vector<int64_t>* masked = it == where.end() ? nullptr : &it->second;
+      if (softmax) {
+        float mx = p;
+        for (int64_t j = 0; j < n; ++j) {
+          grow[j] = row[j];
+          mx = std::max(mx, row[j]);
+        }
+        if (masked != nullptr) {
+          for (int64_t j : *masked) grow[j] = kMasked;
+          mx = p;
+          for (int64_t j = 0; j < n; ++j) mx = std::max(mx, grow[j]);
+        }
+        float z = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+          grow[j] = std::exp(grow[j] - mx);
+          z += grow[j];
+        }
+        const float ep = std::exp(p - mx);
+        z += ep;
+        const float k = scale / z;
+        for (int64_t j = 0; j < n; ++j) grow[j] *= k;
+        (*dpos)[static_cast<size_t>(i)] = (ep / z - 1.0f) * scale;
+        (*losses)[static_cast<size_t>(i)] = static_cast<double>(std::log(z)) + mx - p;
+      } else {
+        const int64_t valid = n - (masked != nullptr ? static_cast<int64_t>(masked->size()) : 0);
+        const float w = valid > 0 ? 1.0f / static_cast<float>(valid) : 0.0f;
+        float l = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+          const float x = row[j];
+          l += x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));  // softplus
+          grow[j] = w / (1.0f + std::exp(-x)) * scale;                        // sigmoid
+        }
+        if (masked != nullptr) {
+          for (int64_t j : *masked) {
+            const float x = row[j];
+            l -= x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+            grow[j] = 0.0f;
+          }
+        }
+        double total = static_cast<double>(w) * l;
+        total += p > 0 ? std::log1p(std::exp(-p)) : -p + std::log1p(std::exp(p));  // softplus(-p)
+        (*dpos)[static_cast<size_t>(i)] = -1.0f / (1.0f + std::exp(p)) * scale;  // -sigmoid(-p)
+        (*losses)[static_cast<size_t>(i)] = total;
+      }
+    }
+  });
+}
+
+// Adds the regulariser of rows [rows, rows + n) of x (dim floats each) to
+// grad, returns its value. l2: w sum x^2; l3: w sum |z|^3 over the row's
+// moduli (complex: pairs (x_k, x_{k + dim/2}); otherwise |x_k|).
+double Regularize(const std::string& kind, bool complex, float weight, const float* x, int64_t n, int64_t dim,
+                  float* grad) {
+  double value = 0.0;
+  const int64_t half = dim / 2;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = x + i * dim;
+    float* g = grad + i * dim;
+    if (kind == "l2") {
+      for (int64_t k = 0; k < dim; ++k) {
+        value += weight * row[k] * row[k];
+        g[k] += 2.0f * weight * row[k];
+      }
+    } else if (complex) {
+      for (int64_t k = 0; k < half; ++k) {
+        const float a = row[k], b = row[k + half];
+        const float mod = std::sqrt(a * a + b * b);
+        value += weight * mod * mod * mod;
+        g[k] += 3.0f * weight * mod * a;
+        g[k + half] += 3.0f * weight * mod * b;
+      }
+    } else {
+      for (int64_t k = 0; k < dim; ++k) {
+        const float a = std::fabs(row[k]);
+        value += weight * a * a * a;
+        g[k] += 3.0f * weight * a * row[k];
+      }
+    }
+  }
+  return value;
+}
+
+class LinkTrainer {
+ public:
+  LinkTrainer(const TrainOptions& o, const ExecContext& ctx, const storage::LinkTriples& lt, LinkScorer scorer)
+      : o_(o), ctx_(ctx), lt_(lt), scorer_(scorer), batcher_(lt, o), known_(lt.num_relations()) {}
+
+  Status Open() {
+    known_.Add(lt_.train());
+    known_.Add(lt_.val());
+    known_.Add(lt_.test());
+    FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, SparseOptimizerOf(o_.optimizer));
+    embed::EmbeddingTableOptions eo;
+    eo.rows = lt_.num_entities();
+    eo.dim = o_.embedding_dim;
+    eo.optimizer = opt;
+    eo.init.seed = o_.seed;
+    eo.init.scale = o_.init_scale;
+    eo.store.create = true;
+    eo.cache.lookahead = o_.lookahead;
+    eo.cache.capacity_bytes = o_.cache_size > 0 ? o_.cache_size : 0;
+    eo.cache.policy = o_.cache_policy == "lru" ? cache::Policy::kLru : cache::Policy::kLookahead;
+    if (o_.table_store == "disk") {
+      FS_ASSIGN_OR_RETURN(scratch_, ScratchDir::Create());
+
+      eo.store.kind = storage::RowStoreKind::kDisk;
+      eo.store.path = scratch_->path() + "/entities.npy";
+      eo.store.io_depth = o_.io_depth;
+    }
+    FS_ASSIGN_OR_RETURN(entities_, embed::EmbeddingTable::Open(eo));
+    embed::EmbeddingTableOptions ro = eo;
+    ro.rows = std::max<int64_t>(lt_.num_relations(), 1) * (o_.reciprocal ? 2 : 1);
+    ro.init.seed = Mix64(o_.seed ^ kRelationSeedStream);
+    ro.store = storage::RowStoreOptions();
+    ro.store.create = true;
+    ro.cache = cache::CacheConfig();
+    FS_ASSIGN_OR_RETURN(relations_, embed::EmbeddingTable::Open(ro));
+    config_.kind = opt;
+    config_.lr = o_.lr;
+    config_.weight_decay = o_.weight_decay;
+    total_batches_ = static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch();
+    return Status::OK();
+  }
+
+  int64_t batches_per_epoch() const { return batcher_.batches_per_epoch(); }
+  const embed::EmbeddingTable& entities() const { return *entities_; }
+
+  // Trains one epoch's batches; sets the mean loss and the cache counters.
+  Status TrainEpoch(int epoch, const TrainCallbacks& callbacks, double* loss, int64_t* hits, int64_t* misses) {
+    double sum = 0.0;
+    *hits = *misses = 0;
+    const int64_t n = batcher_.batches_per_epoch();
+    for (int64_t b = 0; b < n; ++b) {
+      FS_RETURN_IF_ERROR(FillWindow());
+      LinkBatch batch = std::move(window_.front());
+      window_.pop_front();
+      if (batch.epoch != epoch || batch.index != b) return Internal("link trainer: batch window out of order");
+      FS_ASSIGN_OR_RETURN(embed::RowBatch eb, entities_->Acquire());
+      FS_ASSIGN_OR_RETURN(embed::RowBatch rb, relations_->Acquire());
+      double l = 0.0;
+      FS_RETURN_IF_ERROR(Step(batch, &eb, &rb, &l));
+      *hits += eb.hits;
+      *misses += eb.misses;
+      FS_RETURN_IF_ERROR(entities_->Release(&eb, true));
+      FS_RETURN_IF_ERROR(relations_->Release(&rb, scorer_.uses_relation()));
+      sum += l;
+      if (callbacks.on_batch) callbacks.on_batch(epoch + 1, b, n, l);
+    }
+    *loss = sum / static_cast<double>(n);
+    return Status::OK();
+  }
+
+  Status Evaluate(const Tensor& triples, RankMetrics* out, uint64_t draw) {
+    auto read = [](embed::EmbeddingTable* table, int64_t dim) {
+      return [table, dim](const std::vector<int64_t>& keys, float* out) -> Status {
+        const int64_t width = table->layout().row_width();
+        std::vector<float> rows(keys.size() * static_cast<size_t>(width));
+        FS_RETURN_IF_ERROR(table->ReadRows(keys, rows.data()));
+        for (size_t i = 0; i < keys.size(); ++i) {
+          std::memcpy(out + static_cast<int64_t>(i) * dim, rows.data() + static_cast<int64_t>(i) * width,
+                      sizeof(float) * dim);
+        }
+        return Status::OK();
+      };
+    };
+    std::vector<int64_t> candidates;
+    if (o_.eval_negatives > 0 && o_.eval_negatives < lt_.num_entities()) {
+      // A seeded sample of distinct entities, the same for every query.
+      const RngKey key = RngKey::FromSeed(o_.seed).Fold(0x4556414Cull).Fold(draw);
+      std::vector<char> taken(static_cast<size_t>(lt_.num_entities()), 0);
+      for (int64_t k = 0; static_cast<int64_t>(candidates.size()) < o_.eval_negatives; ++k) {
+        const int64_t e = static_cast<int64_t>(key.Below(static_cast<uint64_t>(lt_.num_entities()), 0, k));
+        if (!taken[static_cast<size_t>(e)]) {
+          taken[static_cast<size_t>(e)] = 1;
+          candidates.push_back(e);
+        }
+      }
+      std::sort(candidates.begin(), candidates.end());
+    }
+    return EvaluateRanking(ctx_, scorer_, read(entities_.get(), o_.embedding_dim), read(relations_.get(), o_.embedding_dim),
+                           lt_.num_entities(), triples, known_, candidates, out,
+                           o_.reciprocal ? lt_.num_relations() : 0);
+  }
+
+  Status Export(const std::string& dir) {
+    std::filesystem::create_directories(dir);
+    const int64_t d = o_.embedding_dim;
+    const std::pair<embed::EmbeddingTable*, std::string> tables[] = {
+        {entities_.get(), "entity_embeddings.npy"}, {relations_.get(), "relation_embeddings.npy"}};
+    for (const auto& [table, file] : tables) {
+      const int64_t rows = table == entities_.get() ? lt_.num_entities() : relations_->rows();
+      FS_ASSIGN_OR_RETURN(auto w, storage::NpyWriter::Create(dir + "/" + file, DType::kF32, {d}));
+      const int64_t width = table->layout().row_width();
+      constexpr int64_t kBlock = 65536;
+      std::vector<float> raw, emb;
+      for (int64_t b = 0; b < rows; b += kBlock) {
+        const int64_t n = std::min(kBlock, rows - b);
+        std::vector<int64_t> keys(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) keys[static_cast<size_t>(i)] = b + i;
+        raw.resize(static_cast<size_t>(n * width));
+        emb.resize(static_cast<size_t>(n * d));
+        FS_RETURN_IF_ERROR(table->ReadRows(keys, raw.data()));
+        for (int64_t i = 0; i < n; ++i) std::memcpy(emb.data() + i * d, raw.data() + i * width, sizeof(float) * d);
+        FS_RETURN_IF_ERROR(w->Append(emb.data(), n));
+      }
+      FS_RETURN_IF_ERROR(w->Finish());
+    }
+    // Names: the dataset's original entity ids and relation names.
+    FS_ASSIGN_OR_RETURN(auto ds, storage::Dataset::Open(o_.dataset, /*validate_ids=*/false));
+    if (ds->original_ids().defined()) {
+      const Tensor& ids = ds->original_ids();
+      if (ids.dtype() == DType::kU8) {
+        FS_RETURN_IF_ERROR(storage::SaveNpyBytes(dir + "/entity_ids.npy", ids));
+      } else {
+        FS_RETURN_IF_ERROR(storage::SaveNpy(dir + "/entity_ids.npy", ids));
+      }
+    } else {
+      Tensor ids = Tensor::Empty({lt_.num_entities()}, DType::kI64);
+      for (int64_t i = 0; i < lt_.num_entities(); ++i) ids.data<int64_t>()[i] = i;
+      FS_RETURN_IF_ERROR(storage::SaveNpy(dir + "/entity_ids.npy", ids));
+    }
+    if (lt_.relation_names().defined()) {
+      FS_RETURN_IF_ERROR(storage::SaveNpyBytes(dir + "/relation_names.npy", lt_.relation_names()));
+    }
+    return Status::OK();
+  }
+
+ private:
+  // Enqueues batches until the tables see W batches beyond the next one
+  // (the lookahead window), or all of them.
+  Status FillWindow() {
+    const int64_t want = static_cast<int64_t>(o_.lookahead) + 1;
+    while (static_cast<int64_t>(window_.size()) < want && next_batch_ < total_batches_) {
+      const int epoch = static_cast<int>(next_batch_ / batcher_.batches_per_epoch());
+      LinkBatch b = batcher_.Make(epoch, next_batch_ % batcher_.batches_per_epoch());
+      FS_RETURN_IF_ERROR(entities_->Enqueue(b.entity_keys));
+      FS_RETURN_IF_ERROR(relations_->Enqueue(b.relation_keys));
+      window_.push_back(std::move(b));
+      ++next_batch_;
+    }
+    if (next_batch_ == total_batches_ && !closed_) {
+      entities_->Close();
+      relations_->Close();
+      closed_ = true;
+    }
+    return Status::OK();
+  }
+
+  Status Step(const LinkBatch& b, embed::RowBatch* eb, embed::RowBatch* rb, double* loss) {
+    const int64_t d = o_.embedding_dim, B = b.size, N = b.negatives;
+    const int64_t K = static_cast<int64_t>(b.entity_keys.size());
+    const int64_t KR = static_cast<int64_t>(b.relation_keys.size());
+    Tensor e = Tensor::Empty({K, d}, DType::kF32), r = Tensor::Empty({KR, d}, DType::kF32);
+    GatherEmbeddings(ctx_, *eb, d, &e);
+    GatherEmbeddings(ctx_, *rb, d, &r);
+    Tensor de = Tensor::Zeros({K, d}, DType::kF32), dr = Tensor::Zeros({KR, d}, DType::kF32);
+    const float* ep = e.data<float>();
+    const float* rp = r.data<float>();
+    float* dep = de.data<float>();
+    float* drp = dr.data<float>();
+    const float scale = 1.0f / static_cast<float>(2 * B);
+    const bool softmax = o_.loss == "softmax";
+    double total = 0.0;
+    std::vector<float> pos, dpos;
+    std::vector<double> losses;
+    for (int64_t c = 0; c < b.num_chunks; ++c) {
+      const int64_t c0 = c * b.chunk, c1 = std::min(B, c0 + b.chunk), cn = c1 - c0;
+      for (LinkSide corrupt : {LinkSide::kTail, LinkSide::kHead}) {
+        const bool tail = corrupt == LinkSide::kTail;
+        // With reciprocal relations a head corruption is a tail corruption
+        // of (t, r', ?) with r' the reverse row (positions B.. of r).
+        const LinkSide side = o_.reciprocal ? LinkSide::kTail : corrupt;
+        const int64_t rel = (o_.reciprocal && !tail) ? B + c0 : c0;
+        // anchor rows (h for tail corruption), true rows (t), negatives.
+        const int64_t anchor = tail ? c0 : B + c0;
+        const int64_t truth = tail ? B + c0 : c0;
+        const int64_t negs = tail ? b.TailNegatives(c) : b.HeadNegatives(c);
+        Tensor q = Tensor::Empty({cn, d}, DType::kF32);
+        Tensor dq = Tensor::Zeros({cn, d}, DType::kF32);
+        float* qp = q.data<float>();
+        pos.assign(static_cast<size_t>(cn), 0.0f);
+        dpos.assign(static_cast<size_t>(cn), 0.0f);
+        losses.assign(static_cast<size_t>(cn), 0.0);
+        ctx_.pool->ParallelFor(cn, kRowGrain, [&](int64_t s, int64_t t) {
+          for (int64_t i = s; i < t; ++i) {
+            scorer_.Query(side, ep + (anchor + i) * d, rp + (rel + i) * d, qp + i * d);
+            pos[static_cast<size_t>(i)] = scorer_.Pair(qp + i * d, ep + (truth + i) * d);
+          }
+        });
+        Tensor scores = Tensor::Empty({cn, N}, DType::kF32);
+        const Tensor x = e.Slice(0, negs, negs + N);
+        FS_RETURN_IF_ERROR(scorer_.Scores(ctx_, q, x, &scores));
+        Tensor dscores = Tensor::Empty({cn, N}, DType::kF32);
+        QueryLosses(ctx_, softmax, pos, scores, b.entity_keys.data() + negs, b.entity_keys.data() + truth, scale,
+                    &dpos, &dscores, &losses);
+        for (double l : losses) total += l;
+        Tensor dx = de.Slice(0, negs, negs + N);
+        FS_RETURN_IF_ERROR(scorer_.ScoresBackward(ctx_, q, x, scores, &dscores, &dq, &dx));
+        float* dqp = dq.data<float>();
+        ctx_.pool->ParallelFor(cn, kRowGrain, [&](int64_t s, int64_t t) {
+          for (int64_t i = s; i < t; ++i) {
+            scorer_.PairBackward(qp + i * d, ep + (truth + i) * d, dpos[static_cast<size_t>(i)], dqp + i * d,
+                                 dep + (truth + i) * d);
+            scorer_.QueryBackward(side, ep + (anchor + i) * d, rp + (rel + i) * d, dqp + i * d,
+                                  dep + (anchor + i) * d, drp + (rel + i) * d);
+          }
+        });
+      }
+    }
+    total *= scale;
+    if (o_.regularizer != "none" && o_.regularization_weight > 0.0f) {
+      const float w = o_.regularization_weight / static_cast<float>(B);
+      const bool complex = scorer_.kind() == LinkScorer::Kind::kComplEx;
+      total += Regularize(o_.regularizer, complex, w, ep, 2 * B, d, dep);  // heads and tails
+      if (scorer_.uses_relation()) total += Regularize(o_.regularizer, complex, w, rp, KR, d, drp);
+    }
+    ++step_;
+    config_.step = step_;
+    FS_RETURN_IF_ERROR(UpdateRows(ctx_, *entities_, config_, de, eb));
+    if (scorer_.uses_relation()) FS_RETURN_IF_ERROR(UpdateRows(ctx_, *relations_, config_, dr, rb));
+    *loss = total;
+    return Status::OK();
+  }
+
+  const TrainOptions& o_;
+  ExecContext ctx_;
+  const storage::LinkTriples& lt_;
+  LinkScorer scorer_;
+  LinkBatcher batcher_;
+  KnownTriples known_;
+  std::unique_ptr<ScratchDir> scratch_;
+  std::unique_ptr<embed::EmbeddingTable> entities_, relations_;
+  kernels::SparseOptimizerConfig config_;
+  std::deque<LinkBatch> window_;
+  int64_t next_batch_ = 0, total_batches_ = 0, step_ = 0;
+  bool closed_ = false;
+};
+
+nlohmann::json MetricsJson(const char* prefix, const RankMetrics& m) {
+  const std::string p = prefix;
+  return {{p + "mrr", m.mrr}, {p + "hits1", m.hits1}, {p + "hits3", m.hits3}, {p + "hits10", m.hits10}};
+}
+
+// One JSON object a line, each flushed as it is written.
+class LinkMetricsFile {
+ public:
+  static StatusOr<std::unique_ptr<LinkMetricsFile>> Create(const std::string& path) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) return IoError("open metrics file " + path + ": " + std::strerror(errno));
+    return std::unique_ptr<LinkMetricsFile>(new LinkMetricsFile(path, f));
+  }
+  ~LinkMetricsFile() { std::fclose(f_); }
+  Status Write(const nlohmann::json& j) {
+    const std::string line = j.dump() + "\n";
+    if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0) {
+      return IoError("write metrics file " + path_ + ": " + std::strerror(errno));
+    }
+    return Status::OK();
+  }
+
+ private:
+  LinkMetricsFile(std::string path, FILE* f) : path_(std::move(path)), f_(f) {}
+  std::string path_;
+  FILE* f_;
+};
+
+}  // namespace
+
+Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSummary* out) {
+  ThreadPool pool(o.threads);
+  const ExecContext ctx = CpuContext(o.seed, &pool);
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::LinkTriples> lt, storage::LinkTriples::Open(o.dataset));
+  FS_ASSIGN_OR_RETURN(LinkScorer scorer, LinkScorer::Create(o.model, o.embedding_dim, o.margin));
+  if (lt->layout().unseen_entities > 0) {
+    FS_LOG(INFO) << lt->layout().unseen_entities
+                 << " entities appear only in validation or test triples; they are ranked with their initial rows";
+  }
+  LinkTrainer trainer(o, ctx, *lt, scorer);
+  FS_RETURN_IF_ERROR(trainer.Open());
+  std::unique_ptr<LinkMetricsFile> metrics;
+  if (!o.metrics_file.empty()) {
+    FS_ASSIGN_OR_RETURN(metrics, LinkMetricsFile::Create(o.metrics_file));
+  }
+
+  *out = TrainSummary();
+  double best_val = -1.0;
+  RankMetrics best_test;
+  int since_best = 0;
+  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+    Stopwatch watch;
+    double loss = 0.0;
+    int64_t hits = 0, misses = 0;
+    FS_RETURN_IF_ERROR(trainer.TrainEpoch(epoch, callbacks, &loss, &hits, &misses));
+    const double train_seconds = watch.Lap();
+    nlohmann::json line = {{"epoch", epoch + 1},
+                           {"loss", loss},
+                           {"epoch_seconds", train_seconds},
+                           {"triples_per_second", static_cast<double>(lt->train().size(0)) / train_seconds},
+                           {"cache_hits", hits},
+                           {"cache_misses", misses}};
+    EpochMetrics em;
+    em.epoch = epoch + 1;
+    em.loss = loss;
+    em.epoch_seconds = train_seconds;
+    const bool evaluate = (epoch + 1) % o.eval_epochs == 0 || epoch + 1 == o.epochs;
+    if (evaluate) {
+      RankMetrics val, test;
+      FS_RETURN_IF_ERROR(trainer.Evaluate(lt->val(), &val, 0));
+      FS_RETURN_IF_ERROR(trainer.Evaluate(lt->test(), &test, 1));
+      const double eval_seconds = watch.Lap();
+      line.update(MetricsJson("val_", val));
+      line.update(MetricsJson("test_", test));
+      line["eval_seconds"] = eval_seconds;
+      em.eval_seconds = eval_seconds;
+      if (val.mrr > best_val) {  // ties keep the first epoch
+        best_val = val.mrr;
+        best_test = test;
+        out->best_epoch = epoch + 1;
+        since_best = 0;
+      } else {
+        ++since_best;
+      }
+      if (o.progress) {
+        std::fprintf(stderr, "epoch %d/%d  loss %.4f  val_mrr %.4f  test_mrr %.4f  test_hits10 %.4f  (%.1f s + eval %.1f s)\n",
+                     epoch + 1, o.epochs, loss, val.mrr, test.mrr, test.hits10, train_seconds, eval_seconds);
+      }
+    } else if (o.progress) {
+      std::fprintf(stderr, "epoch %d/%d  loss %.4f  (%.1f s)\n", epoch + 1, o.epochs, loss, train_seconds);
+    }
+    if (metrics) FS_RETURN_IF_ERROR(metrics->Write(line));
+    out->history.push_back(em);
+    out->epochs_completed = epoch + 1;
+    if (callbacks.on_epoch) callbacks.on_epoch(em);
+    if (o.patience > 0 && evaluate && since_best >= o.patience) {
+      out->stopped_early = true;
+      break;
+    }
+  }
+  out->best_val_mrr = best_val < 0 ? 0.0 : best_val;
+  out->test_mrr = best_test.mrr;
+  out->test_hits10 = best_test.hits10;
+  if (metrics) {
+    FS_RETURN_IF_ERROR(metrics->Write({{"final", true},
+                                       {"best_epoch", out->best_epoch},
+                                       {"val_mrr", out->best_val_mrr},
+                                       {"test_mrr", best_test.mrr},
+                                       {"test_hits1", best_test.hits1},
+                                       {"test_hits3", best_test.hits3},
+                                       {"test_hits10", best_test.hits10},
+                                       {"epochs", out->epochs_completed},
+                                       {"stopped_early", out->stopped_early}}));
+  }
+  if (!o.export_dir.empty()) FS_RETURN_IF_ERROR(trainer.Export(o.export_dir));
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer::internal
