@@ -66,7 +66,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("dataset")
     p.add_argument("--model", default="distmult", choices=["distmult", "complex", "transe", "dot"])
-    p.add_argument("--dim", type=int, default=200)
+    p.add_argument("--embedding-dim", "--dim", dest="dim", type=int, default=200)
     p.add_argument("--negatives", type=int, default=1000)
     p.add_argument("--negative-chunk", type=int, default=0)
     p.add_argument("--batch-size", type=int, default=1000)

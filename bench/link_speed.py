@@ -34,7 +34,7 @@ def main():
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--rounds", type=int, default=2)
     a = p.parse_args()
-    common = ["--model", a.model, "--dim", str(a.dim), "--negatives", str(a.negatives), "--negative-chunk",
+    common = ["--model", a.model, "--embedding-dim", str(a.dim), "--negatives", str(a.negatives), "--negative-chunk",
               str(a.negative_chunk), "--batch-size", str(a.batch_size), "--regularizer", a.regularizer,
               "--regularization-weight", str(a.regularization_weight), "--threads", str(a.threads),
               "--epochs", str(a.epochs), "--lr", "0.01", "--init-scale", "0.01"]
@@ -45,7 +45,7 @@ def main():
             metrics = os.path.join(tmp, f"m{r}.jsonl")
             # Evaluation only after the last epoch, against 10 sampled entities: not timed.
             subprocess.run([a.foresight, "train", a.dataset, "--task", "link", "--weight-decay", "0",
-                            "--eval-every", "1000", "--eval-negatives", "10", "--quiet", "--metrics", metrics]
+                            "--eval-epochs", "1000", "--eval-negatives", "10", "--quiet", "--metrics", metrics]
                            + common + (["--reciprocal"] if a.reciprocal else []), check=True)
             with open(metrics) as f:
                 fs_times += [json.loads(l)["epoch_seconds"] for l in f if '"final"' not in l]
