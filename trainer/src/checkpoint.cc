@@ -1,15 +1,14 @@
 #include "checkpoint.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <set>
 #include <system_error>
+#include <utility>
 
+#include "checkpoint_io.h"
 #include "file_ops.h"
-#include "foresight/core/logging.h"
-#include "foresight/storage/npy.h"
 #include "test_points.h"
 
 namespace foresight::trainer::internal {
@@ -18,37 +17,11 @@ namespace {
 
 constexpr char kFormat[] = "foresight-checkpoint";
 constexpr int kVersion = 1;
-constexpr char kParamPrefix[] = "param.";
-constexpr char kOptimizerPrefix[] = "opt.";
-
-// Parameter names are "layers.0.self.weight"-like; anything outside
-// [A-Za-z0-9._-] becomes '_' so a name is always a plain file name.
-std::string FileNameFor(const std::string& prefix, const std::string& name) {
-  std::string s = prefix;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    s += ok ? c : '_';
-  }
-  return s + ".npy";
-}
 
 std::string SubDirName(const char* kind, int epoch) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%s-%06d", kind, epoch);
   return buf;
-}
-
-// One tensor as a .npy file, fsync-ed. No write-and-rename of its own
-// (unlike storage::SaveNpy): it goes into a temporary directory that is
-// renamed as a whole, and skipping the per-file rename and directory fsync
-// halves the fsyncs of a checkpoint, most of its time.
-Status WriteNpyFile(const std::string& path, const Tensor& t) {
-  if (t.dim() == 0) return Internal("checkpoint: " + path + " would hold a 0-d tensor");
-  const Shape inner(t.shape().begin() + 1, t.shape().end());
-  FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::NpyWriter> w, storage::NpyWriter::Create(path, t.dtype(), inner));
-  FS_RETURN_IF_ERROR(w->AppendTensor(t));
-  return w->Finish();
 }
 
 // Writes `tensors` (file name -> tensor) into dir/sub via dir/sub.tmp. On
@@ -69,7 +42,7 @@ Status WriteSubDir(const std::string& dir, const std::string& sub,
       if (!seen.insert(file).second) {
         return Internal("checkpoint: two tensors map to the file name " + file);
       }
-      FS_RETURN_IF_ERROR(WriteNpyFile(tmp_dir + "/" + file, t));
+      FS_RETURN_IF_ERROR(WriteCheckpointNpy(tmp_dir + "/" + file, t));
       FS_RETURN_IF_ERROR(TestPoint("checkpoint.tensor-written"));
     }
     if (extra) FS_RETURN_IF_ERROR(extra(tmp_dir));
@@ -99,8 +72,7 @@ StatusOr<DirEntries> ListCheckpointEntries(const std::string& dir) {
   for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    const bool tmp = name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0;
-    if (tmp) {
+    if (IsTemporaryName(name)) {
       out.temporaries.push_back(name);
     } else if (name.rfind("epoch-", 0) == 0 || name.rfind("best-", 0) == 0) {
       out.subdirs.push_back(name);
@@ -108,33 +80,6 @@ StatusOr<DirEntries> ListCheckpointEntries(const std::string& dir) {
   }
   if (ec) return ErrnoError("list " + dir, ec.value());
   return out;
-}
-
-// Loads dir/sub/file into `dst` (same shape and dtype) or, when dst is
-// undefined, makes dst a copy of it.
-Status LoadInto(const std::string& path, Tensor* dst) {
-  FS_ASSIGN_OR_RETURN(Tensor t, storage::LoadNpy(path));
-  if (!dst->defined()) {
-    *dst = t;
-    return Status::OK();
-  }
-  if (t.shape() != dst->shape() || t.dtype() != dst->dtype()) {
-    return DataLoss(path + ": holds an array of " + DTypeName(t.dtype()) + " with shape " +
-                    ShapeToString(t.shape()) + " but the model expects " + DTypeName(dst->dtype()) +
-                    " with shape " + ShapeToString(dst->shape()));
-  }
-  return dst->CopyFrom(t);
-}
-
-template <typename T>
-Status Get(const nlohmann::json& j, const char* key, const std::string& origin, T* out) {
-  if (!j.contains(key)) return DataLoss(origin + ": missing field '" + key + "'");
-  try {
-    *out = j.at(key).get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    return DataLoss(origin + ": field '" + key + "' has the wrong type (" + e.what() + ")");
-  }
-  return Status::OK();
 }
 
 }  // namespace
@@ -194,18 +139,18 @@ nlohmann::json ModelConfigToJson(const ModelConfig& c) {
 
 Status ModelConfigFromJson(const nlohmann::json& j, const std::string& origin, ModelConfig* out) {
   if (!j.is_object()) return DataLoss(origin + ": 'model' is not an object");
-  FS_RETURN_IF_ERROR(Get(j, "kind", origin, &out->kind));
-  FS_RETURN_IF_ERROR(Get(j, "in_features", origin, &out->in_features));
-  FS_RETURN_IF_ERROR(Get(j, "num_classes", origin, &out->num_classes));
-  FS_RETURN_IF_ERROR(Get(j, "hidden", origin, &out->hidden));
-  FS_RETURN_IF_ERROR(Get(j, "layers", origin, &out->layers));
-  FS_RETURN_IF_ERROR(Get(j, "heads", origin, &out->heads));
-  FS_RETURN_IF_ERROR(Get(j, "dropout", origin, &out->dropout));
-  FS_RETURN_IF_ERROR(Get(j, "seed", origin, &out->seed));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "kind", origin, &out->kind));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "in_features", origin, &out->in_features));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "num_classes", origin, &out->num_classes));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "hidden", origin, &out->hidden));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "layers", origin, &out->layers));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "heads", origin, &out->heads));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "dropout", origin, &out->dropout));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "seed", origin, &out->seed));
   // Absent in checkpoints written before node feature choices: the file's
   // dense features.
-  if (j.contains("node_features")) FS_RETURN_IF_ERROR(Get(j, "node_features", origin, &out->node_features));
-  if (j.contains("input_table")) FS_RETURN_IF_ERROR(Get(j, "input_table", origin, &out->input_table));
+  if (j.contains("node_features")) FS_RETURN_IF_ERROR(GetJsonField(j, "node_features", origin, &out->node_features));
+  if (j.contains("input_table")) FS_RETURN_IF_ERROR(GetJsonField(j, "input_table", origin, &out->input_table));
   Status s = out->Validate();
   if (!s.ok()) return DataLoss(origin + ": " + s.message());
   return Status::OK();
@@ -218,15 +163,7 @@ std::string TrainingOptionsHash(const TrainOptions& o) {
     j.erase("batch_size");
     j.erase("fanouts");
   }
-  const std::string s = JsonText(j);
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return Fnv1aHex(JsonText(j));
 }
 
 std::string LearnedRowsPath(const std::string& dir, const std::string& sub) {
@@ -238,13 +175,13 @@ Status SaveCheckpoint(const std::string& dir, const GnnModel& model, autograd::O
   FS_RETURN_IF_ERROR(MakeDirs(dir));
   std::vector<std::pair<std::string, Tensor>> params;
   for (const autograd::Parameter* p : model.Parameters()) {
-    params.emplace_back(FileNameFor(kParamPrefix, p->name()), p->value());
+    params.emplace_back(CheckpointFileName(kParamPrefix, p->name()), p->value());
   }
   std::vector<std::pair<std::string, Tensor>> with_optimizer = params;
   nlohmann::json optimizer_files = nlohmann::json::array();
   for (const auto& [name, t] : optimizer.StateTensors()) {
     if (t == nullptr || !t->defined()) continue;  // state not created yet
-    with_optimizer.emplace_back(FileNameFor(kOptimizerPrefix, name), *t);
+    with_optimizer.emplace_back(CheckpointFileName(kOptimizerPrefix, name), *t);
     optimizer_files.push_back(name);
   }
   // Until checkpoint.json names them, the new sub-directories are garbage:
@@ -321,49 +258,24 @@ Status RemoveCheckpointLeftovers(const std::string& dir) {
       if (!state.ok() || (name != state->last_dir && name != state->best_dir)) garbage.push_back(name);
     }
   }
-  if (garbage.empty()) return Status::OK();
-  std::sort(garbage.begin(), garbage.end());
-  std::string names;
-  for (const std::string& name : garbage) {
-    FS_RETURN_IF_ERROR(RemoveAll(dir + "/" + name));
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  FS_LOG(INFO) << "checkpoint directory " << dir << ": removed what an interrupted run left (" << names << ")";
-  return Status::OK();
+  return RemoveLeftovers(dir, std::move(garbage));
 }
 
 StatusOr<CheckpointState> ReadCheckpointState(const std::string& dir) {
   const std::string path = dir + "/" + kCheckpointFile;
-  StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) {
-      return NotFound("no checkpoint in " + dir + " (" + path + " does not exist)");
-    }
-    return text.status();
-  }
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return DataLoss(path + ": not a JSON object");
-  std::string format;
-  int version = 0;
-  FS_RETURN_IF_ERROR(Get(j, "format", path, &format));
-  FS_RETURN_IF_ERROR(Get(j, "version", path, &version));
-  if (format != kFormat) return DataLoss(path + ": format is '" + format + "', expected '" + kFormat + "'");
-  if (version != kVersion) {
-    return DataLoss(path + ": version " + std::to_string(version) + " is not supported (expected " +
-                    std::to_string(kVersion) + ")");
-  }
+  FS_ASSIGN_OR_RETURN(nlohmann::json j, ReadCheckpointPointer(dir, kCheckpointFile, "checkpoint", kFormat, kVersion));
   CheckpointState s;
-  FS_RETURN_IF_ERROR(Get(j, "epoch", path, &s.epoch));
-  FS_RETURN_IF_ERROR(Get(j, "optimizer_steps", path, &s.optimizer_steps));
-  FS_RETURN_IF_ERROR(Get(j, "best_epoch", path, &s.best_epoch));
-  FS_RETURN_IF_ERROR(Get(j, "best_val_acc", path, &s.best_val_acc));
-  FS_RETURN_IF_ERROR(Get(j, "test_acc", path, &s.test_acc));
-  FS_RETURN_IF_ERROR(Get(j, "epochs_since_best", path, &s.epochs_since_best));
-  FS_RETURN_IF_ERROR(Get(j, "stopped_early", path, &s.stopped_early));
-  FS_RETURN_IF_ERROR(Get(j, "num_nodes", path, &s.num_nodes));
-  FS_RETURN_IF_ERROR(Get(j, "options_hash", path, &s.options_hash));
-  FS_RETURN_IF_ERROR(Get(j, "last", path, &s.last_dir));
-  FS_RETURN_IF_ERROR(Get(j, "best", path, &s.best_dir));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "epoch", path, &s.epoch));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "optimizer_steps", path, &s.optimizer_steps));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "best_epoch", path, &s.best_epoch));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "best_val_acc", path, &s.best_val_acc));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "test_acc", path, &s.test_acc));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "epochs_since_best", path, &s.epochs_since_best));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "stopped_early", path, &s.stopped_early));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "num_nodes", path, &s.num_nodes));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "options_hash", path, &s.options_hash));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "last", path, &s.last_dir));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "best", path, &s.best_dir));
   if (!j.contains("model")) return DataLoss(path + ": missing field 'model'");
   FS_RETURN_IF_ERROR(ModelConfigFromJson(j["model"], path, &s.model));
   s.options = j.contains("options") ? j["options"] : nlohmann::json::object();
@@ -376,25 +288,12 @@ StatusOr<CheckpointState> ReadCheckpointState(const std::string& dir) {
 }
 
 Status LoadParameters(const std::string& dir, const std::string& sub, GnnModel* model) {
-  for (autograd::Parameter* p : model->Parameters()) {
-    FS_RETURN_IF_ERROR(LoadInto(dir + "/" + sub + "/" + FileNameFor(kParamPrefix, p->name()),
-                                &p->mutable_value()));
-  }
-  return Status::OK();
+  return LoadModuleParameters(dir + "/" + sub, model);
 }
 
 Status LoadOptimizerState(const std::string& dir, const std::string& sub, int64_t steps,
                           autograd::Optimizer* optimizer) {
-  for (auto& [name, t] : optimizer->StateTensors()) {
-    const std::string path = dir + "/" + sub + "/" + FileNameFor(kOptimizerPrefix, name);
-    if (!PathExists(path)) {
-      if (steps == 0) continue;  // nothing was created before the first step
-      return DataLoss(path + ": optimizer state '" + name + "' is missing from the checkpoint");
-    }
-    FS_RETURN_IF_ERROR(LoadInto(path, t));
-  }
-  optimizer->set_step_count(steps);
-  return Status::OK();
+  return LoadOptimizerStateFrom(dir + "/" + sub, steps, optimizer);
 }
 
 }  // namespace foresight::trainer::internal

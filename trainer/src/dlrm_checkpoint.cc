@@ -5,9 +5,10 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <utility>
 
+#include "checkpoint_io.h"
 #include "file_ops.h"
-#include "foresight/core/logging.h"
 #include "foresight/storage/clicks_dataset.h"
 #include "foresight/storage/npy.h"
 
@@ -23,28 +24,10 @@ constexpr char kTableOffsetsFile[] = "table_offsets.npy";
 // Rows read from the tables (and written to the file) at a time.
 constexpr int64_t kChunkRows = 65536;
 
-// Parameter names ("bottom0.weight") as plain file names.
-std::string FileNameFor(const char* prefix, const std::string& name) {
-  std::string s = prefix;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
-    s += ok ? c : '_';
-  }
-  return s + ".npy";
-}
-
 std::string SubDirName(int epoch) {
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%s%06d", kSubDirPrefix, epoch);
   return buf;
-}
-
-Status WriteNpyFile(const std::string& path, const Tensor& t) {
-  const Shape inner(t.shape().begin() + 1, t.shape().end());
-  FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::NpyWriter> w, storage::NpyWriter::Create(path, t.dtype(), inner));
-  FS_RETURN_IF_ERROR(w->AppendTensor(t));
-  return w->Finish();
 }
 
 // Every row of the collection's flat table, in key order, chunk by chunk.
@@ -62,31 +45,6 @@ Status WriteTables(const std::string& path, embed::EmbeddingBagCollection* table
     FS_RETURN_IF_ERROR(w->Append(buf.data(), r1 - r0));
   }
   return w->Finish();
-}
-
-Status LoadInto(const std::string& path, Tensor* dst) {
-  FS_ASSIGN_OR_RETURN(Tensor t, storage::LoadNpy(path));
-  if (!dst->defined()) {
-    *dst = t;
-    return Status::OK();
-  }
-  if (t.shape() != dst->shape() || t.dtype() != dst->dtype()) {
-    return DataLoss(path + ": holds an array of " + DTypeName(t.dtype()) + " with shape " + ShapeToString(t.shape()) +
-                    " but the model expects " + DTypeName(dst->dtype()) + " with shape " +
-                    ShapeToString(dst->shape()));
-  }
-  return dst->CopyFrom(t);
-}
-
-template <typename T>
-Status Get(const nlohmann::json& j, const char* key, const std::string& origin, T* out) {
-  if (!j.contains(key)) return DataLoss(origin + ": missing field '" + key + "'");
-  try {
-    *out = j.at(key).get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    return DataLoss(origin + ": field '" + key + "' has the wrong type (" + e.what() + ")");
-  }
-  return Status::OK();
 }
 
 int64_t Sum(const std::vector<int64_t>& v) {
@@ -122,15 +80,7 @@ std::string DlrmOptionsHash(const TrainOptions& o) {
   nlohmann::json j = DlrmOptionsToJson(o);
   j.erase("dataset");
   j.erase("epochs");
-  const std::string s = j.dump();
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return Fnv1aHex(j.dump());
 }
 
 Status SaveDlrmCheckpoint(const std::string& dir, const autograd::Module& model, autograd::Optimizer& optimizer,
@@ -144,11 +94,11 @@ Status SaveDlrmCheckpoint(const std::string& dir, const autograd::Module& model,
     FS_RETURN_IF_ERROR(RemoveAll(tmp_dir));
     FS_RETURN_IF_ERROR(MakeDirs(tmp_dir));
     for (const autograd::Parameter* p : model.Parameters()) {
-      FS_RETURN_IF_ERROR(WriteNpyFile(tmp_dir + "/" + FileNameFor("param.", p->name()), p->value()));
+      FS_RETURN_IF_ERROR(WriteCheckpointNpy(tmp_dir + "/" + CheckpointFileName(kParamPrefix, p->name()), p->value()));
     }
     for (const auto& [name, t] : optimizer.StateTensors()) {
       if (t == nullptr || !t->defined()) continue;  // not created before the first step
-      FS_RETURN_IF_ERROR(WriteNpyFile(tmp_dir + "/" + FileNameFor("opt.", name), *t));
+      FS_RETURN_IF_ERROR(WriteCheckpointNpy(tmp_dir + "/" + CheckpointFileName(kOptimizerPrefix, name), *t));
       optimizer_files.push_back(name);
     }
     Tensor offsets = Tensor::Empty({static_cast<int64_t>(state->table_rows.size()) + 1}, DType::kI64);
@@ -156,7 +106,7 @@ Status SaveDlrmCheckpoint(const std::string& dir, const autograd::Module& model,
     for (size_t t = 0; t < state->table_rows.size(); ++t) {
       offsets.data<int64_t>()[t + 1] = offsets.data<int64_t>()[t] + state->table_rows[t];
     }
-    FS_RETURN_IF_ERROR(WriteNpyFile(tmp_dir + "/" + kTableOffsetsFile, offsets));
+    FS_RETURN_IF_ERROR(WriteCheckpointNpy(tmp_dir + "/" + kTableOffsetsFile, offsets));
     FS_RETURN_IF_ERROR(WriteTables(tmp_dir + "/" + kTablesFile, tables, Sum(state->table_rows)));
     FS_RETURN_IF_ERROR(FsyncDir(tmp_dir));
     FS_RETURN_IF_ERROR(RemoveAll(final_dir));
@@ -199,37 +149,21 @@ Status SaveDlrmCheckpoint(const std::string& dir, const autograd::Module& model,
 
 StatusOr<DlrmCheckpointState> ReadDlrmCheckpointState(const std::string& dir) {
   const std::string path = dir + "/" + kDlrmCheckpointFile;
-  StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) {
-      return NotFound("no DLRM checkpoint in " + dir + " (" + path + " does not exist)");
-    }
-    return text.status();
-  }
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return DataLoss(path + ": not a JSON object");
-  std::string format;
-  int version = 0;
-  FS_RETURN_IF_ERROR(Get(j, "format", path, &format));
-  FS_RETURN_IF_ERROR(Get(j, "version", path, &version));
-  if (format != kFormat) return DataLoss(path + ": format is '" + format + "', expected '" + kFormat + "'");
-  if (version != kVersion) {
-    return DataLoss(path + ": version " + std::to_string(version) + " is not supported (expected " +
-                    std::to_string(kVersion) + ")");
-  }
+  FS_ASSIGN_OR_RETURN(const nlohmann::json j,
+                      ReadCheckpointPointer(dir, kDlrmCheckpointFile, "DLRM checkpoint", kFormat, kVersion));
   DlrmCheckpointState s;
-  FS_RETURN_IF_ERROR(Get(j, "epoch", path, &s.epoch));
-  FS_RETURN_IF_ERROR(Get(j, "optimizer_steps", path, &s.optimizer_steps));
-  FS_RETURN_IF_ERROR(Get(j, "best_epoch", path, &s.best_epoch));
-  FS_RETURN_IF_ERROR(Get(j, "best_step", path, &s.best_step));
-  FS_RETURN_IF_ERROR(Get(j, "best_val_auc", path, &s.best_val_auc));
-  FS_RETURN_IF_ERROR(Get(j, "test_auc", path, &s.test_auc));
-  FS_RETURN_IF_ERROR(Get(j, "test_logloss", path, &s.test_logloss));
-  FS_RETURN_IF_ERROR(Get(j, "table_rows", path, &s.table_rows));
-  FS_RETURN_IF_ERROR(Get(j, "embedding_dim", path, &s.embedding_dim));
-  FS_RETURN_IF_ERROR(Get(j, "sparse_optimizer", path, &s.sparse_optimizer));
-  FS_RETURN_IF_ERROR(Get(j, "options_hash", path, &s.options_hash));
-  FS_RETURN_IF_ERROR(Get(j, "last", path, &s.last_dir));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "epoch", path, &s.epoch));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "optimizer_steps", path, &s.optimizer_steps));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "best_epoch", path, &s.best_epoch));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "best_step", path, &s.best_step));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "best_val_auc", path, &s.best_val_auc));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "test_auc", path, &s.test_auc));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "test_logloss", path, &s.test_logloss));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "table_rows", path, &s.table_rows));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "embedding_dim", path, &s.embedding_dim));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "sparse_optimizer", path, &s.sparse_optimizer));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "options_hash", path, &s.options_hash));
+  FS_RETURN_IF_ERROR(GetJsonField(j, "last", path, &s.last_dir));
   s.options = j.contains("options") ? j["options"] : nlohmann::json::object();
   if (!PathExists(dir + "/" + s.last_dir)) {
     return DataLoss(path + ": names sub-directory '" + s.last_dir + "' which does not exist");
@@ -246,38 +180,18 @@ Status RemoveDlrmCheckpointLeftovers(const std::string& dir) {
   for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    const bool tmp = name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0;
     const bool sub = name.rfind(kSubDirPrefix, 0) == 0;
-    if (tmp || (sub && (!state.ok() || name != state->last_dir))) garbage.push_back(name);
+    if (IsTemporaryName(name) || (sub && (!state.ok() || name != state->last_dir))) garbage.push_back(name);
   }
   if (ec) return ErrnoError("list " + dir, ec.value());
-  std::sort(garbage.begin(), garbage.end());
-  std::string names;
-  for (const std::string& name : garbage) {
-    FS_RETURN_IF_ERROR(RemoveAll(dir + "/" + name));
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  if (!names.empty()) {
-    FS_LOG(INFO) << "checkpoint directory " << dir << ": removed what an interrupted run left (" << names << ")";
-  }
-  return Status::OK();
+  return RemoveLeftovers(dir, std::move(garbage));
 }
 
 Status LoadDlrmCheckpoint(const std::string& dir, const DlrmCheckpointState& state, autograd::Module* model,
                           autograd::Optimizer* optimizer, embed::EmbeddingBagCollection* tables) {
   const std::string sub = dir + "/" + state.last_dir;
-  for (autograd::Parameter* p : model->Parameters()) {
-    FS_RETURN_IF_ERROR(LoadInto(sub + "/" + FileNameFor("param.", p->name()), &p->mutable_value()));
-  }
-  for (auto& [name, t] : optimizer->StateTensors()) {
-    const std::string path = sub + "/" + FileNameFor("opt.", name);
-    if (!PathExists(path)) {
-      if (state.optimizer_steps == 0) continue;
-      return DataLoss(path + ": optimizer state '" + name + "' is missing from the checkpoint");
-    }
-    FS_RETURN_IF_ERROR(LoadInto(path, t));
-  }
-  optimizer->set_step_count(state.optimizer_steps);
+  FS_RETURN_IF_ERROR(LoadModuleParameters(sub, model));
+  FS_RETURN_IF_ERROR(LoadOptimizerStateFrom(sub, state.optimizer_steps, optimizer));
   // The rows go straight to the store: no batch has been planned yet, so
   // the cache holds nothing that could go stale.
   const std::string path = sub + "/" + kTablesFile;
