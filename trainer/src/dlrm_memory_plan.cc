@@ -42,25 +42,11 @@ MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
 }
 
 StatusOr<int64_t> PlanDlrmCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate) {
-  const int64_t other = estimate.total();
-  if (options.cache_size >= 0) {
-    if (options.memory_budget > 0 && other + options.cache_size > options.memory_budget) {
-      return ResourceExhausted("memory_budget: " + FormatBytes(options.memory_budget) + " cannot hold cache_size " +
-                               FormatBytes(options.cache_size) + " on top of the run's estimated " +
-                               estimate.Describe() + "; lower --cache-size or raise --memory-budget");
-    }
-    return options.cache_size;
-  }
-  if (options.memory_budget <= 0) return int64_t{0};
-  if (other >= options.memory_budget) {
-    return ResourceExhausted("memory_budget: " + FormatBytes(options.memory_budget) +
-                             " cannot hold the run's minimum (no table cache): " + estimate.Describe() +
-                             "; raise --memory-budget, or lower --batch-size or --lookahead" +
-                             (options.table_store == "disk" || options.table_store == "rocksdb"
-                                  ? std::string()
-                                  : std::string(" or use --table-store disk")));
-  }
-  return options.memory_budget - other;
+  return PlanCacheBytesWithin(options, estimate, "table cache",
+                              "raise --memory-budget, or lower --batch-size or --lookahead" +
+                                  (options.table_store == "disk" || options.table_store == "rocksdb"
+                                       ? std::string()
+                                       : std::string(" or use --table-store disk")));
 }
 
 }  // namespace foresight::trainer::internal

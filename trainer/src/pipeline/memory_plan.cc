@@ -151,7 +151,8 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   return e;
 }
 
-StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate) {
+StatusOr<int64_t> PlanCacheBytesWithin(const TrainOptions& options, const MemoryEstimate& estimate,
+                                       const std::string& cache_name, const std::string& minimum_advice) {
   const int64_t other = estimate.total();
   if (options.cache_size >= 0) {
     if (options.memory_budget > 0 && other + options.cache_size > options.memory_budget) {
@@ -163,12 +164,18 @@ StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstima
   }
   if (options.memory_budget <= 0) return int64_t{0};
   if (other >= options.memory_budget) {
-    return ResourceExhausted(
-        "memory_budget: " + FormatBytes(options.memory_budget) + " cannot hold the run's minimum (no feature cache): " +
-        estimate.Describe() + "; raise --memory-budget, or lower --batch-size, --fanouts, --lookahead" +
-        (options.feature_store == "disk" ? std::string() : std::string(" or use --feature-store disk")));
+    return ResourceExhausted("memory_budget: " + FormatBytes(options.memory_budget) +
+                             " cannot hold the run's minimum (no " + cache_name + "): " + estimate.Describe() + "; " +
+                             minimum_advice);
   }
   return options.memory_budget - other;
+}
+
+StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate) {
+  return PlanCacheBytesWithin(
+      options, estimate, "feature cache",
+      "raise --memory-budget, or lower --batch-size, --fanouts, --lookahead" +
+          (options.feature_store == "disk" ? std::string() : std::string(" or use --feature-store disk")));
 }
 
 std::string FormatBytes(int64_t bytes) {

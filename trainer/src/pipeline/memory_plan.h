@@ -69,7 +69,11 @@ int64_t EvaluationLayerBytes(const MemoryInputs& in);
 // leaves after `estimate` (ResourceExhausted listing the items when it
 // leaves nothing), else 0.
 StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate);
-
+// The same rule for any cache (the GNN feature cache, the DLRM table cache):
+// when not even the minimum fits, the message names "no <cache_name>" and
+// ends with `minimum_advice` (what the user can change).
+StatusOr<int64_t> PlanCacheBytesWithin(const TrainOptions& options, const MemoryEstimate& estimate,
+                                       const std::string& cache_name, const std::string& minimum_advice);
 
 // "1.5 GiB", "12.0 MiB", "512 B".
 std::string FormatBytes(int64_t bytes);
