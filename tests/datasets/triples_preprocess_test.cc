@@ -2,7 +2,6 @@
 // kept, the graph of training pairs, entities only in val/test kept and
 // counted, compressed input, and one test per bad-input case (file, line
 // and what was expected in the message; no dataset left behind).
-#include <cstring>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -20,19 +19,10 @@ namespace foresight::datasets {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Strings;
 using testing::WriteFile;
 using testutil::Gzip;
 using testutil::Xz;
-
-std::vector<std::string> Strings(const Tensor& t) {
-  std::vector<std::string> v;
-  const int64_t w = t.size(1);
-  for (int64_t i = 0; i < t.size(0); ++i) {
-    const char* p = reinterpret_cast<const char*>(t.data<uint8_t>() + i * w);
-    v.emplace_back(p, strnlen(p, static_cast<size_t>(w)));
-  }
-  return v;
-}
 
 std::vector<int64_t> Flat(const Tensor& t) {
   return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
