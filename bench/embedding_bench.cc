@@ -27,7 +27,6 @@
 // [3 + batches, tables * batch * bag], table-major, `bag` ids a bag, so
 // another implementation (bench/embedding_fbgemm.py) replays the same ids.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,8 +39,10 @@
 #include "foresight/core/stopwatch.h"
 #include "foresight/kernels/ops.h"
 #include "foresight/storage/npy.h"
+#include "zipf_ids.h"
 
 namespace fs = foresight;
+using fs::bench::Zipf;
 
 namespace {
 
@@ -62,24 +63,6 @@ double ProcessCpu() {
 }
 
 double Best(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
-
-// Zipf(s) ranks over [0, n) by inverse CDF.
-class Zipf {
- public:
-  Zipf(int64_t n, double s) : cdf_(static_cast<size_t>(n)) {
-    double sum = 0;
-    for (int64_t r = 0; r < n; ++r) cdf_[r] = (sum += std::pow(static_cast<double>(r + 1), -s));
-    for (double& c : cdf_) c /= sum;
-  }
-  int64_t Draw(std::mt19937_64& rng) const {
-    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-    return std::min<int64_t>(static_cast<int64_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin()),
-                             static_cast<int64_t>(cdf_.size()) - 1);
-  }
-
- private:
-  std::vector<double> cdf_;
-};
 
 // Reads rows[ids[i]] (global rows) into per-chunk resident accumulators.
 void ReadRows(fs::ThreadPool* pool, const float* w, int64_t width, int64_t dim, const std::vector<int64_t>& rows) {
@@ -155,15 +138,8 @@ int main(int argc, char** argv) {
   for (int it = 0; it < warmup + batches; ++it) {
     // A fresh batch: Zipf ranks scattered over the table's rows.
     std::vector<int64_t> global(static_cast<size_t>(n));
-    for (int64_t t = 0; t < tables; ++t) {
-      for (int64_t k = t * batch * bag; k < (t + 1) * batch * bag; ++k) {
-        const int64_t id = static_cast<int64_t>((static_cast<uint64_t>(z.Draw(rng)) * 2654435761ull +
-                                                 static_cast<uint64_t>(t) * 40503ull) %
-                                                static_cast<uint64_t>(rows));
-        ids.data<int64_t>()[k] = id;
-        global[k] = t * rows + id;
-      }
-    }
+    fs::bench::DrawTableMajorIds(z, rng, tables, rows, batch * bag, ids.data<int64_t>());
+    for (int64_t k = 0; k < n; ++k) global[k] = k / (batch * bag) * rows + ids.data<int64_t>()[k];
     if (all_ids.defined()) std::memcpy(all_ids.data<int64_t>() + it * n, ids.data<int64_t>(), n * sizeof(int64_t));
     std::vector<int64_t> uniq = global;
     std::sort(uniq.begin(), uniq.end());

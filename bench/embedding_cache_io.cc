@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -30,27 +29,12 @@
 #include "foresight/core/context.h"
 #include "foresight/core/stopwatch.h"
 #include "foresight/embed/embedding_bag_collection.h"
+#include "zipf_ids.h"
 
 namespace fs = foresight;
+using fs::bench::Zipf;
 
 namespace {
-
-class Zipf {
- public:
-  Zipf(int64_t n, double s) : cdf_(static_cast<size_t>(n)) {
-    double sum = 0;
-    for (int64_t r = 0; r < n; ++r) cdf_[r] = (sum += std::pow(static_cast<double>(r + 1), -s));
-    for (double& c : cdf_) c /= sum;
-  }
-  int64_t Draw(std::mt19937_64& rng) const {
-    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-    return std::min<int64_t>(static_cast<int64_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin()),
-                             static_cast<int64_t>(cdf_.size()) - 1);
-  }
-
- private:
-  std::vector<double> cdf_;
-};
 
 std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> v;
@@ -113,14 +97,8 @@ int main(int argc, char** argv) {
   for (int b = 0; b < batches; ++b) {
     ids[b] = fs::Tensor::Empty({n}, fs::DType::kI64);
     int64_t* p = ids[b].data<int64_t>();
-    for (int64_t t = 0; t < tables; ++t) {
-      for (int64_t k = t * batch * bag; k < (t + 1) * batch * bag; ++k) {
-        p[k] = static_cast<int64_t>((static_cast<uint64_t>(z.Draw(rng)) * 2654435761ull +
-                                     static_cast<uint64_t>(t) * 40503ull) %
-                                    static_cast<uint64_t>(rows));
-        ++count[t * rows + p[k]];
-      }
-    }
+    fs::bench::DrawTableMajorIds(z, rng, tables, rows, batch * bag, p);
+    for (int64_t k = 0; k < n; ++k) ++count[k / (batch * bag) * rows + p[k]];
   }
   fs::Tensor offsets = fs::Tensor::Empty({tables * batch + 1}, fs::DType::kI64);
   for (int64_t q = 0; q <= tables * batch; ++q) offsets.data<int64_t>()[q] = q * bag;
