@@ -2,6 +2,7 @@
 // message, never served silently from host memory.
 #include "cuda_runtime_api.h"
 #include "foresight/core/device.h"
+#include "no_cuda_refusal.h"
 
 namespace foresight {
 
@@ -9,14 +10,6 @@ bool CudaCompiledIn() { return false; }
 int CudaDeviceCount() { return 0; }
 
 namespace internal {
-namespace {
-Status NoCuda(const char* what) {
-  return Unimplemented(std::string(what) +
-                       " needs CUDA, but this foresight build has no CUDA device "
-                       "(rebuild with -DFORESIGHT_CUDA=ON where nvcc is installed)");
-}
-}  // namespace
-
 StatusOr<Allocator*> CudaPinnedAllocator() { return NoCuda("pinned host memory"); }
 StatusOr<Allocator*> CudaDeviceAllocator(int) { return NoCuda("device memory"); }
 Status CudaCopy(void*, const void*, size_t, bool, bool) { return NoCuda("a device copy"); }

@@ -1,18 +1,11 @@
 // Built when FORESIGHT_HAVE_CUDA is off: stream slots and events are
 // refused with a message (no CUDA tensor can exist in such a build).
-#include <string>
-
 #include "foresight/core/cuda_streams.h"
+#include "no_cuda_refusal.h"
 
 namespace foresight {
 
-namespace {
-Status NoCuda(const char* what) {
-  return Unimplemented(std::string(what) +
-                       " needs CUDA, but this foresight build has no CUDA device "
-                       "(rebuild with -DFORESIGHT_CUDA=ON where nvcc is installed)");
-}
-}  // namespace
+using internal::NoCuda;
 
 StatusOr<void*> CudaStreamFor(Device, int) { return NoCuda("a CUDA stream"); }
 Status SynchronizeStream(Device, int) { return NoCuda("a CUDA stream"); }

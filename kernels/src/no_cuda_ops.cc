@@ -1,18 +1,10 @@
 // Built when FORESIGHT_HAVE_CUDA is off: the CUDA entry points refuse with a
 // message (a CUDA tensor cannot exist in such a build, but the dispatch
 // stays one switch with no #ifdef).
-#include <string>
-
 #include "cuda/cuda_ops.h"
+#include "no_cuda_refusal.h"
 
 namespace foresight::kernels::cuda {
-
-namespace {
-Status NoCuda(const char* op) {
-  return Unimplemented(std::string(op) +
-                       " on cuda: this foresight build has no CUDA device (rebuild with -DFORESIGHT_CUDA=ON)");
-}
-}  // namespace
 
 Status Gemm(const ExecContext&, const Tensor&, bool, const Tensor&, bool, float, float, Tensor*) {
   return NoCuda("Gemm");

@@ -1,18 +1,10 @@
 // Built when FORESIGHT_HAVE_CUDA is off: the transformer ops' CUDA entry
 // points refuse with a message (no CUDA tensor can exist in such a build,
 // but the dispatchers stay one switch with no #ifdef).
-#include <string>
-
 #include "cuda/transformer_ops.h"
+#include "no_cuda_refusal.h"
 
 namespace foresight::kernels::cuda {
-
-namespace {
-Status NoCuda(const char* op) {
-  return Unimplemented(std::string(op) +
-                       " on cuda: this foresight build has no CUDA device (rebuild with -DFORESIGHT_CUDA=ON)");
-}
-}  // namespace
 
 Status VarlenAttention(const ExecContext&, const AttentionOptions&, const Tensor&, const Tensor&, const Tensor&,
                        const Tensor&, int64_t, Tensor*, Tensor*) {
