@@ -198,12 +198,8 @@ Status SaveCheckpoint(const std::string& dir, const GnnModel& model, autograd::O
     }
     FS_RETURN_IF_ERROR(WriteSubDir(dir, last, with_optimizer, learned_rows));
     if (is_best) FS_RETURN_IF_ERROR(WriteSubDir(dir, best, params, learned_rows));
-    nlohmann::json j;
-    j["format"] = kFormat;
-    j["version"] = kVersion;
-    j["epoch"] = state->epoch;
-    j["optimizer_steps"] = optimizer.step_count();
-    j["optimizer_state"] = optimizer_files;
+    nlohmann::json j =
+        CheckpointPointerHeader(kFormat, kVersion, state->epoch, optimizer.step_count(), optimizer_files);
     j["best_epoch"] = state->best_epoch;
     j["best_val_acc"] = state->best_val_acc;
     j["test_acc"] = state->test_acc;

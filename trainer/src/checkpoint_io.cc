@@ -86,6 +86,17 @@ StatusOr<nlohmann::json> ReadCheckpointPointer(const std::string& dir, const std
   return j;
 }
 
+nlohmann::json CheckpointPointerHeader(const std::string& format, int version, int epoch, int64_t optimizer_steps,
+                                       const nlohmann::json& optimizer_state) {
+  nlohmann::json j;
+  j["format"] = format;
+  j["version"] = version;
+  j["epoch"] = epoch;
+  j["optimizer_steps"] = optimizer_steps;
+  j["optimizer_state"] = optimizer_state;
+  return j;
+}
+
 std::string Fnv1aHex(const std::string& text) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : text) {

@@ -65,6 +65,12 @@ Status GetJsonField(const nlohmann::json& j, const char* key, const std::string&
 StatusOr<nlohmann::json> ReadCheckpointPointer(const std::string& dir, const std::string& file,
                                                const std::string& what, const std::string& format, int version);
 
+// The fields every pointer file starts with (what ReadCheckpointPointer
+// checks, then the epoch and the optimizer's step count and saved state
+// tensors); the caller adds its own.
+nlohmann::json CheckpointPointerHeader(const std::string& format, int version, int epoch, int64_t optimizer_steps,
+                                       const nlohmann::json& optimizer_state);
+
 // The 64-bit FNV-1a hash of `text` as 16 hex digits (options hashes).
 std::string Fnv1aHex(const std::string& text);
 

@@ -117,12 +117,8 @@ Status SaveDlrmCheckpoint(const std::string& dir, const autograd::Module& model,
     RemoveAll(tmp_dir).IgnoreError();  // the write's own error is the one to report
     return s;
   }
-  nlohmann::json j;
-  j["format"] = kFormat;
-  j["version"] = kVersion;
-  j["epoch"] = state->epoch;
-  j["optimizer_steps"] = optimizer.step_count();
-  j["optimizer_state"] = optimizer_files;
+  nlohmann::json j =
+      CheckpointPointerHeader(kFormat, kVersion, state->epoch, optimizer.step_count(), optimizer_files);
   j["best_epoch"] = state->best_epoch;
   j["best_step"] = state->best_step;
   j["best_val_auc"] = state->best_val_auc;
