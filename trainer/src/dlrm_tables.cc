@@ -1,10 +1,7 @@
 #include "dlrm_tables.h"
 
-#include <stdlib.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -40,29 +37,6 @@ std::vector<int64_t> StaticKeys(const storage::ClicksDataset& data, const embed:
 
 }  // namespace
 
-ScratchDir::~ScratchDir() {
-  if (path_.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-  if (ec) {
-    FS_LOG(WARNING) << "could not remove the table directory " << path_ << ": " << ec.message();
-  }
-}
-
-Status ScratchDir::Create(const std::string& parent) {
-  std::string base = parent;
-  if (base.empty()) {
-    const char* tmp = getenv("TMPDIR");
-    base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-  }
-  std::string templ = base + "/foresight-tables-XXXXXX";
-  if (mkdtemp(templ.data()) == nullptr) {
-    return ErrnoError("create a table directory in " + base + " (table_dir)", errno);
-  }
-  path_ = templ;
-  return Status::OK();
-}
-
 StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::ClicksDataset& data,
                                     const autograd::Module& model, int64_t baseline_rss) {
   DlrmTables out;
@@ -76,8 +50,7 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
   eo.store.create = true;
   eo.store.io_depth = o.io_depth;
   if (eo.store.kind != storage::RowStoreKind::kMemory) {
-    out.dir = std::make_unique<ScratchDir>();
-    FS_RETURN_IF_ERROR(out.dir->Create(o.table_dir));
+    FS_ASSIGN_OR_RETURN(out.dir, TempDir::Create(o.table_dir, "foresight-tables-"));
     eo.store.path = out.dir->path() + (eo.store.kind == storage::RowStoreKind::kRocksDb ? "/tables" : "/tables.npy");
   }
   FS_ASSIGN_OR_RETURN(eo.cache.policy, cache::ParsePolicy(o.cache_policy));

@@ -14,29 +14,13 @@
 #include "foresight/embed/embedding_bag_collection.h"
 #include "foresight/storage/clicks_dataset.h"
 #include "foresight/trainer/train_options.h"
+#include "temp_dir.h"
 
 namespace foresight::trainer::internal {
 
-// A directory for the tables' files, removed (with its contents) with this
-// object.
-class ScratchDir {
- public:
-  ScratchDir() = default;
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir();
-  // A new directory "foresight-tables-XXXXXX" in `parent` ("" = $TMPDIR,
-  // else /tmp).
-  Status Create(const std::string& parent);
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 struct DlrmTables {
   // Declared first, so it outlives the tables whose files it holds.
-  std::unique_ptr<ScratchDir> dir;
+  std::unique_ptr<TempDir> dir;
   std::unique_ptr<embed::EmbeddingBagCollection> tables;
   int64_t cache_bytes = 0;  // the cache's capacity (0: no cache)
 };

@@ -262,14 +262,6 @@ Status LearnedNodeTable::LoadRows(const std::string& path) {
   return store->Flush();
 }
 
-StatusOr<std::unique_ptr<TempDir>> TempDir::Create(const std::string& parent, const std::string& prefix) {
-  std::string templ = ScratchDirectory(parent) + "/" + prefix + "XXXXXX";
-  if (::mkdtemp(templ.data()) == nullptr) return ErrnoError("mkdtemp " + templ, errno);
-  return std::unique_ptr<TempDir>(new TempDir(templ));
-}
-
-TempDir::~TempDir() { RemoveAll(path_).IgnoreError(); }
-
 StatusOr<std::shared_ptr<LearnedNodeTable>> OpenLearnedTable(const TrainOptions& o, int64_t nodes,
                                                              const Tensor& indptr, int lookahead,
                                                              std::unique_ptr<TempDir>* temp_dir) {

@@ -30,6 +30,7 @@
 
 #include "foresight/autograd/tape.h"
 #include "foresight/core/status.h"
+#include "temp_dir.h"
 #include "foresight/embed/embedding_bag_collection.h"
 #include "foresight/kernels/ops.h"
 #include "foresight/trainer/train_options.h"
@@ -138,16 +139,6 @@ class LearnedNodeTable {
 // `indptr`), with `lookahead` W; mmap and disk keep it in
 // options.table_dir, or a temporary directory that *temp_dir removes when
 // it goes.
-class TempDir {
- public:
-  static StatusOr<std::unique_ptr<TempDir>> Create(const std::string& parent, const std::string& prefix);
-  ~TempDir();
-  const std::string& path() const { return path_; }
-
- private:
-  explicit TempDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 StatusOr<std::shared_ptr<LearnedNodeTable>> OpenLearnedTable(const TrainOptions& options, int64_t nodes,
                                                              const Tensor& indptr, int lookahead,
                                                              std::unique_ptr<TempDir>* temp_dir);

@@ -30,6 +30,7 @@
 #include "foresight/storage/link_triples.h"
 #include "foresight/storage/npy.h"
 #include "link_batches.h"
+#include "temp_dir.h"
 #include "link_eval.h"
 #include "link_scorer.h"
 
@@ -38,26 +39,6 @@ namespace {
 
 constexpr int64_t kRowGrain = 64;
 constexpr uint64_t kRelationSeedStream = 0x52454C53ull;  // relation rows' initialiser seed
-
-// A scratch directory for a disk table, removed with everything in it.
-class ScratchDir {
- public:
-  static StatusOr<std::unique_ptr<ScratchDir>> Create() {
-    const char* tmp = getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/foresight-link-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) return IoError("mkdtemp " + pattern + ": " + std::strerror(errno));
-    return std::unique_ptr<ScratchDir>(new ScratchDir(pattern));
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 StatusOr<kernels::SparseOptimizer> SparseOptimizerOf(const std::string& name) {
   if (name == "adam") return kernels::SparseOptimizer::kAdam;
@@ -214,7 +195,7 @@ class LinkTrainer {
     eo.cache.capacity_bytes = o_.cache_size > 0 ? o_.cache_size : 0;
     eo.cache.policy = o_.cache_policy == "lru" ? cache::Policy::kLru : cache::Policy::kLookahead;
     if (o_.table_store == "disk") {
-      FS_ASSIGN_OR_RETURN(scratch_, ScratchDir::Create());
+      FS_ASSIGN_OR_RETURN(scratch_, TempDir::Create(o_.table_dir, "foresight-link-"));
 
       eo.store.kind = storage::RowStoreKind::kDisk;
       eo.store.path = scratch_->path() + "/entities.npy";
@@ -441,7 +422,7 @@ class LinkTrainer {
   LinkScorer scorer_;
   LinkBatcher batcher_;
   KnownTriples known_;
-  std::unique_ptr<ScratchDir> scratch_;
+  std::unique_ptr<TempDir> scratch_;
   std::unique_ptr<embed::EmbeddingTable> entities_, relations_;
   kernels::SparseOptimizerConfig config_;
   std::deque<LinkBatch> window_;
