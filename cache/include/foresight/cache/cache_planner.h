@@ -97,7 +97,20 @@ struct CacheConfig {
   // static: 8, touched lazily); 0 means sparse 64-bit keys (hash maps;
   // any int64 but INT64_MIN).
   int64_t key_space = 0;
+  // Lookahead with dense keys: when > 0, the per-key states live in a hash
+  // map made for this many keys (it grows past them) instead of the flat
+  // array of key_space states, and only the keys the planner holds have
+  // one: the resident rows and those of the window's and the in-flight
+  // batches. For a key space far larger than the cache (embedding tables
+  // on disk) that is much smaller; the plans are the same. A bound:
+  // num_slots + the keys of W + 2 batches. Default: 0 (the flat array)
+  int64_t window_index_keys = 0;
 };
+
+// Bytes of the lookahead planner's per-key index: the flat array over
+// key_space (dense keys, window_index_keys 0), else the hash map made for
+// window_index_keys keys (as long as it holds no more).
+int64_t LookaheadIndexBytes(const CacheConfig& config);
 
 struct SlotKey {
   int64_t key = 0;
