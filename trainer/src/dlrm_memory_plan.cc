@@ -51,8 +51,12 @@ MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
   // targets.
   const int64_t per_batch = batch * (ids_per_sample * 8 * 3 + d.num_fields() * 8 + d.num_dense() * 4 + 4);
   add("lookahead batches", (static_cast<int64_t>(o.lookahead) + 2) * per_batch);
-  // A batch's rows read around the cache, at most one per id.
-  if (o.table_store != "memory" || o.cache_size != 0) add("bypass rows", batch * ids_per_sample * in.row_bytes);
+  // A batch's rows read around the cache, at most one per id (disk and
+  // rocksdb read the next batch ahead: two regions).
+  const int64_t regions = o.table_store == "disk" || o.table_store == "rocksdb" ? 2 : 1;
+  if (o.table_store != "memory" || o.cache_size != 0) {
+    add("bypass rows", regions * batch * ids_per_sample * in.row_bytes);
+  }
   // A training step's activations and their gradients, or an evaluation
   // batch's activations, twice over (the host block cache keeps a step's
   // freed blocks for the next).

@@ -185,8 +185,11 @@ class CachePlanner {
   // InvalidArgument for wrote=true on a read-only cache.
   virtual Status Release(int64_t seq, bool wrote) = 0;
   // Resident dirty rows, marked clean (the final flush writes them back).
-  // Only between batches: FailedPrecondition while a batch is in flight.
-  virtual StatusOr<std::vector<SlotKey>> TakeDirty() = 0;
+  // Only between batches: FailedPrecondition while a batch is in flight,
+  // unless `unwritten_in_flight`: the caller vouches that the batches in
+  // flight were planned ahead and are not changing their rows (a later
+  // Release(wrote) marks them dirty again).
+  virtual StatusOr<std::vector<SlotKey>> TakeDirty(bool unwritten_in_flight = false) = 0;
 
   // Batches planned and not released.
   virtual int64_t in_flight() const = 0;
