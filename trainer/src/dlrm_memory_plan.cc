@@ -35,6 +35,9 @@ MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
   add("dense model", 4 * 4 * in.parameters);
   // A memory store holds every row; an mmap store's touched pages count.
   if (o.table_store == "memory" || o.table_store == "mmap") add("tables", in.table_rows * in.row_bytes);
+  // The disk store's bounce buffers: io_depth extents of up to 256 KiB
+  // (storage::RowStoreOptions::max_coalesce_bytes).
+  if (o.table_store == "disk") add("disk store buffers", static_cast<int64_t>(o.io_depth) * (256 << 10));
   // The planner's index: lookahead's map of the window's keys (its slots'
   // entries are charged with the slots), lru's and static's per-key arrays
   // (8 bytes a row).
