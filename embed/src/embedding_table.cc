@@ -329,6 +329,13 @@ Status EmbeddingTable::Release(RowBatch* batch, bool wrote) {
 Status EmbeddingTable::Flush() {
   if (out_) return FailedPrecondition("EmbeddingTable::Flush: batch " + std::to_string(current_.plan.seq) + " is still out");
   if (planner_ != nullptr) {
+    // A batch read ahead whose I/O waited for bypass room has dirty rows
+    // evicted but not yet written back: start it now (nothing is out).
+    if (next_ != nullptr && !next_->issued) {
+      FS_RETURN_IF_ERROR(io_->Drain());
+      FS_RETURN_IF_ERROR(EnsureBypassCapacity(static_cast<int64_t>(next_->plan.bypass.size())));
+      FS_RETURN_IF_ERROR(Issue(next_.get(), /*ahead=*/false));
+    }
     // The worker is idle after this, so the store is this thread's.
     if (io_ != nullptr) FS_RETURN_IF_ERROR(io_->Drain());
     // A batch read ahead is in flight but has not computed: its rows are
