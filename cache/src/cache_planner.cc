@@ -42,6 +42,10 @@ StatusOr<std::unique_ptr<CachePlanner>> CachePlanner::Create(const CacheConfig& 
     return InvalidArgument("CacheConfig: key_space must be >= 0 (0 = sparse keys), got " +
                            std::to_string(config.key_space));
   }
+  if (config.window_index_keys < 0) {
+    return InvalidArgument("CacheConfig: window_index_keys must be >= 0 (0 = a flat array over key_space), got " +
+                           std::to_string(config.window_index_keys));
+  }
   const int64_t slots = config.capacity_bytes / config.row_bytes;
   if (slots >= std::numeric_limits<int32_t>::max()) {
     return InvalidArgument("CacheConfig: capacity_bytes / row_bytes = " + std::to_string(slots) +

@@ -46,9 +46,11 @@ class DenseKeyMap {
   std::unique_ptr<State, Free> data_;
 };
 
-// Linear probing over a power-of-two table at most half full; Erase shifts
-// the following cluster back, so there are no tombstones and lookups of
-// absent keys stop at the first empty entry.
+// Linear probing over a table at most half full; Erase shifts the following
+// cluster back, so there are no tombstones and lookups of absent keys stop
+// at the first empty entry. The table's size is any multiple of 64 entries
+// (a key's home is its hash scaled to the size), so a map made for n keys
+// holds 2n entries, not up to 4n: EntryBytes() * CapacityFor(n) bytes.
 template <typename State>
 class SparseKeyMap {
   static_assert(std::is_trivially_copyable_v<State>, "State must be plain bytes");
@@ -60,15 +62,22 @@ class SparseKeyMap {
 
   explicit SparseKeyMap(int64_t expected = 1024) { Rehash(CapacityFor(expected)); }
 
+  // The entries a map made for n keys holds (it doubles past n).
+  static size_t CapacityFor(int64_t n) {
+    const size_t want = 2 * static_cast<size_t>(n < 16 ? 16 : n);
+    return (want + 63) / 64 * 64;
+  }
+  static constexpr size_t EntryBytes() { return sizeof(Entry); }
+
   State* Find(int64_t key) {
-    for (size_t i = Home(key);; i = (i + 1) & mask_) {
+    for (size_t i = Home(key);; i = Next(i)) {
       if (entries_[i].key == key) return &entries_[i].state;
       if (entries_[i].key == kEmpty) return nullptr;
     }
   }
 
   State& FindOrInsert(int64_t key) {
-    for (size_t i = Home(key);; i = (i + 1) & mask_) {
+    for (size_t i = Home(key);; i = Next(i)) {
       if (entries_[i].key == key) return entries_[i].state;
       if (entries_[i].key == kEmpty) {
         if (2 * (size_ + 1) > entries_.size()) {
@@ -87,12 +96,12 @@ class SparseKeyMap {
     size_t i = Home(key);
     while (entries_[i].key != key) {
       if (entries_[i].key == kEmpty) return;
-      i = (i + 1) & mask_;
+      i = Next(i);
     }
     // Backward shift: move later members of the cluster into the hole when
     // their home position does not lie cyclically in (hole, their index].
     size_t hole = i;
-    for (size_t j = (i + 1) & mask_; entries_[j].key != kEmpty; j = (j + 1) & mask_) {
+    for (size_t j = Next(i); entries_[j].key != kEmpty; j = Next(j)) {
       const size_t home = Home(entries_[j].key);
       const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
       if (!stays) {
@@ -113,33 +122,26 @@ class SparseKeyMap {
     State state;
   };
 
-  static size_t CapacityFor(int64_t n) {
-    size_t c = 16;
-    while (c < 2 * static_cast<size_t>(n < 0 ? 0 : n)) c *= 2;
-    return c;
-  }
   size_t Home(int64_t key) const {
-    // Fibonacci hashing: the high bits of key * 2^64/phi.
-    return static_cast<size_t>((static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >> shift_);
+    // Fibonacci hashing (key * 2^64/phi), scaled to [0, size) by its high bits.
+    const uint64_t h = static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>((static_cast<unsigned __int128>(h) * entries_.size()) >> 64);
   }
+  size_t Next(size_t i) const { return i + 1 == entries_.size() ? 0 : i + 1; }
   void Rehash(size_t capacity) {
     std::vector<Entry> old = std::move(entries_);
     entries_.assign(capacity, Entry{kEmpty, State{}});
-    mask_ = capacity - 1;
-    shift_ = 64 - __builtin_ctzll(capacity);
     size_ = 0;
     for (const Entry& e : old) {
       if (e.key == kEmpty) continue;
       size_t i = Home(e.key);
-      while (entries_[i].key != kEmpty) i = (i + 1) & mask_;
+      while (entries_[i].key != kEmpty) i = Next(i);
       entries_[i] = e;
       ++size_;
     }
   }
 
   std::vector<Entry> entries_;
-  size_t mask_ = 0;
-  int shift_ = 60;
   size_t size_ = 0;
 };
 

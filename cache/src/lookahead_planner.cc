@@ -223,12 +223,31 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
 }  // namespace
 
 std::unique_ptr<CachePlanner> MakeLookaheadPlanner(const CacheConfig& config, int32_t num_slots) {
+  if (config.key_space > 0 && config.window_index_keys > 0) {
+    // Dense keys indexed by a map of the keys held: the states of rows that
+    // leave the window and the cache are erased (MaybeErase), as for
+    // sparse keys; the key checks still use key_space.
+    return std::make_unique<LookaheadPlanner<SparseKeyMap<LookaheadState>>>(
+        config, num_slots, SparseKeyMap<LookaheadState>(config.window_index_keys));
+  }
   if (config.key_space > 0) {
     return std::make_unique<LookaheadPlanner<DenseKeyMap<LookaheadState>>>(
         config, num_slots, DenseKeyMap<LookaheadState>(config.key_space));
   }
-  return std::make_unique<LookaheadPlanner<SparseKeyMap<LookaheadState>>>(config, num_slots,
-                                                                          SparseKeyMap<LookaheadState>());
+  return std::make_unique<LookaheadPlanner<SparseKeyMap<LookaheadState>>>(
+      config, num_slots, SparseKeyMap<LookaheadState>(config.window_index_keys > 0 ? config.window_index_keys : 1024));
 }
 
 }  // namespace foresight::cache::internal
+
+namespace foresight::cache {
+
+int64_t LookaheadIndexBytes(const CacheConfig& config) {
+  if (config.key_space > 0 && config.window_index_keys == 0) {
+    return (config.key_space + 1) * static_cast<int64_t>(sizeof(internal::LookaheadState));
+  }
+  using Map = internal::SparseKeyMap<internal::LookaheadState>;
+  return static_cast<int64_t>(Map::CapacityFor(config.window_index_keys) * Map::EntryBytes());
+}
+
+}  // namespace foresight::cache

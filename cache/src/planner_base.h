@@ -131,8 +131,8 @@ class PlannerBase : public CachePlanner {
     return Status::OK();
   }
 
-  StatusOr<std::vector<SlotKey>> TakeDirty() override {
-    if (window_.in_flight() > 0) {
+  StatusOr<std::vector<SlotKey>> TakeDirty(bool unwritten_in_flight = false) override {
+    if (window_.in_flight() > 0 && !unwritten_in_flight) {
       return FailedPrecondition("TakeDirty: " + std::to_string(window_.in_flight()) +
                                 " batches are in flight; release them first");
     }

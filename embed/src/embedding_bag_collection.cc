@@ -38,6 +38,7 @@ StatusOr<std::unique_ptr<EmbeddingBagCollection>> EmbeddingBagCollection::Open(
   to.init = options.init;
   to.store = options.store;
   to.cache = options.cache;
+  to.read_ahead = options.read_ahead;
   // Each table keeps its own default scale, 1/sqrt(its rows).
   const std::vector<int64_t> starts = c->offsets_;
   const EmbeddingInit init = options.init;

@@ -1,16 +1,20 @@
 // EmbeddingTable: plans through cache::CachePlanner and executes each plan
-// on the row store synchronously: write-backs, then fetches into slots and
-// bypass rows into the region after the slots, so one tensor holds every
-// row a batch may touch and the kernels address it with local ids.
+// on the row store: write-backs, then fetches into slots and bypass rows
+// into a region after the slots, so one tensor holds every row a batch may
+// touch and the kernels address it with local ids. Without read_ahead the
+// I/O runs in Acquire and Release; with it, on an IoWorker, the next
+// batch's while the current one computes.
 #include "foresight/embed/embedding_table.h"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "foresight/core/thread_pool.h"
+#include "io_worker.h"
 
 namespace foresight::embed {
 
@@ -30,6 +34,9 @@ StatusOr<std::unique_ptr<EmbeddingTable>> EmbeddingTable::Open(const EmbeddingTa
   FS_RETURN_IF_ERROR(table->Init());
   return table;
 }
+
+EmbeddingTable::EmbeddingTable(const EmbeddingTableOptions& options, const kernels::EmbeddingRowLayout& layout)
+    : options_(options), layout_(layout) {}
 
 EmbeddingTable::~EmbeddingTable() = default;
 
@@ -80,6 +87,7 @@ Status EmbeddingTable::Init() {
   cc.key_space = dense ? options_.rows : 0;
   FS_ASSIGN_OR_RETURN(planner_, cache::CachePlanner::Create(cc));
   arena_ = Tensor::Zeros({planner_->num_slots(), layout_.row_width()}, layout_.dtype);
+  if (options_.read_ahead) io_ = std::make_unique<internal::IoWorker>();
   return Status::OK();
 }
 
@@ -151,13 +159,21 @@ uint8_t* EmbeddingTable::ArenaRow(int64_t row) const {
 }
 
 Status EmbeddingTable::EnsureBypassCapacity(int64_t rows) {
+  if (bypass_capacity_ >= rows) return Status::OK();
   const int64_t slots = planner_->num_slots();
-  if (arena_.size(0) >= slots + rows) return Status::OK();
-  const int64_t old_bypass = arena_.size(0) - slots;
-  Tensor grown = Tensor::Empty({slots + std::max(rows, 2 * old_bypass), layout_.row_width()}, layout_.dtype);
+  const int64_t capacity = std::max(rows, 2 * bypass_capacity_);
+  const int64_t regions = options_.read_ahead ? 2 : 1;
+  Tensor grown = Tensor::Empty({slots + regions * capacity, layout_.row_width()}, layout_.dtype);
   std::memcpy(grown.raw_data(), arena_.raw_data(), static_cast<size_t>(slots * layout_.row_bytes()));
   arena_ = grown;
+  bypass_capacity_ = capacity;
   return Status::OK();
+}
+
+StatusOr<int64_t> EmbeddingTable::RunIo(std::function<Status()> job) {
+  if (io_ != nullptr) return io_->Post(std::move(job));
+  FS_RETURN_IF_ERROR(job());
+  return int64_t{0};
 }
 
 Status EmbeddingTable::ReadOrInitialize(const std::vector<storage::RowRequest>& reqs) {
@@ -170,82 +186,139 @@ Status EmbeddingTable::ReadOrInitialize(const std::vector<storage::RowRequest>& 
   return Status::OK();
 }
 
+Status EmbeddingTable::Stage(Staged* s, bool ahead) {
+  FS_ASSIGN_OR_RETURN(s->plan, planner_->PlanNext());
+  s->pending = std::move(pending_.front());
+  pending_.pop_front();
+  s->issued = false;
+  s->ticket = 0;
+  s->deferred.clear();
+  if (s->plan.keys.size() != s->pending.keys.size()) {
+    return Internal("EmbeddingTable: plan of batch " + std::to_string(s->plan.seq) + " has " +
+                    std::to_string(s->plan.keys.size()) + " keys, the batch " +
+                    std::to_string(s->pending.keys.size()));
+  }
+  const int64_t bypass = static_cast<int64_t>(s->plan.bypass.size());
+  if (bypass > bypass_capacity_) {
+    if (ahead) return Status::OK();  // the arena cannot grow under the batch out: Acquire issues it
+    if (io_ != nullptr) FS_RETURN_IF_ERROR(io_->Drain());
+    FS_RETURN_IF_ERROR(EnsureBypassCapacity(bypass));
+  }
+  return Issue(s, ahead);
+}
+
+Status EmbeddingTable::Issue(Staged* s, bool ahead) {
+  const cache::BatchPlan& plan = s->plan;
+  const int64_t slots = planner_->num_slots();
+  const int64_t region = slots + (options_.read_ahead ? (plan.seq & 1) : 0) * bypass_capacity_;
+  s->local.assign(plan.location.begin(), plan.location.end());
+  // Dirty rows evicted by this plan go down before any read. Their slots
+  // are pinned by no batch, so the batch out does not touch them.
+  std::vector<storage::RowRequest> writes;
+  writes.reserve(plan.writebacks.size());
+  for (const cache::SlotKey& sk : plan.writebacks) writes.push_back({sk.key, ArenaRow(sk.slot)});
+  std::vector<storage::RowRequest> reads;
+  reads.reserve(plan.fetches.size() + plan.bypass.size());
+  for (const cache::SlotKey& sk : plan.fetches) reads.push_back({sk.key, ArenaRow(sk.slot)});
+  for (size_t j = 0; j < plan.bypass.size(); ++j) {
+    const int64_t i = plan.bypass[j];
+    s->local[i] = region + static_cast<int64_t>(j);
+    reads.push_back({plan.keys[i], ArenaRow(s->local[i])});
+  }
+  // Read-after-write: a row the batch out holds as a bypass row is written
+  // by its Release; read it after that (Release posts s->deferred).
+  if (ahead && !current_.plan.bypass.empty()) {
+    std::unordered_set<int64_t> out_bypass;
+    for (const int64_t i : current_.plan.bypass) out_bypass.insert(current_.plan.keys[i]);
+    std::vector<storage::RowRequest> now;
+    now.reserve(reads.size());
+    for (const storage::RowRequest& r : reads) (out_bypass.count(r.key) ? s->deferred : now).push_back(r);
+    reads = std::move(now);
+  }
+  s->issued = true;
+  FS_ASSIGN_OR_RETURN(s->ticket, RunIo([this, writes = std::move(writes), reads = std::move(reads)]() -> Status {
+                        if (!writes.empty()) FS_RETURN_IF_ERROR(store_->Write(writes));
+                        return ReadOrInitialize(reads);
+                      }));
+  return Status::OK();
+}
+
 StatusOr<RowBatch> EmbeddingTable::Acquire() {
-  if (out_) return FailedPrecondition("EmbeddingTable::Acquire: batch " + std::to_string(plan_.seq) + " is still out (Release it first)");
-  if (pending_.empty()) return FailedPrecondition("EmbeddingTable::Acquire: no batch enqueued");
+  if (out_) return FailedPrecondition("EmbeddingTable::Acquire: batch " + std::to_string(current_.plan.seq) + " is still out (Release it first)");
   RowBatch batch;
   if (direct_) {
-    current_ = std::move(pending_.front());
+    if (pending_.empty()) return FailedPrecondition("EmbeddingTable::Acquire: no batch enqueued");
+    current_.pending = std::move(pending_.front());
     pending_.pop_front();
-    plan_ = cache::BatchPlan();
-    plan_.seq = next_direct_seq_++;
-    batch.seq = plan_.seq;
+    current_.plan = cache::BatchPlan();
+    current_.plan.seq = next_direct_seq_++;
+    const Pending& p = current_.pending;
+    batch.seq = current_.plan.seq;
     batch.rows = direct_rows_;
-    batch.local_ids = Tensor::Empty({static_cast<int64_t>(current_.inverse.size())}, DType::kI64);
+    batch.local_ids = Tensor::Empty({static_cast<int64_t>(p.inverse.size())}, DType::kI64);
     int64_t* local = batch.local_ids.data<int64_t>();
-    for (size_t i = 0; i < current_.inverse.size(); ++i) local[i] = current_.keys[current_.inverse[i]];
-    batch.hits = static_cast<int64_t>(current_.keys.size());
+    for (size_t i = 0; i < p.inverse.size(); ++i) local[i] = p.keys[p.inverse[i]];
+    batch.hits = static_cast<int64_t>(p.keys.size());
     out_ = true;
     return batch;
   }
-  if (!planner_->CanPlan()) {
-    return FailedPrecondition("EmbeddingTable::Acquire: the lookahead window needs " +
-                              std::to_string(planner_->config().lookahead) +
-                              " more batches enqueued after this one, or Close()");
+  if (next_ != nullptr) {
+    current_ = std::move(*next_);
+    next_.reset();
+    if (!current_.issued) {
+      // It needed more bypass room than the arena had while a batch was out.
+      FS_RETURN_IF_ERROR(io_->Drain());
+      FS_RETURN_IF_ERROR(EnsureBypassCapacity(static_cast<int64_t>(current_.plan.bypass.size())));
+      FS_RETURN_IF_ERROR(Issue(&current_, /*ahead=*/false));
+    }
+  } else {
+    if (pending_.empty()) return FailedPrecondition("EmbeddingTable::Acquire: no batch enqueued");
+    if (!planner_->CanPlan()) {
+      return FailedPrecondition("EmbeddingTable::Acquire: the lookahead window needs " +
+                                std::to_string(planner_->config().lookahead) +
+                                " more batches enqueued after this one, or Close()");
+    }
+    FS_RETURN_IF_ERROR(Stage(&current_, /*ahead=*/false));
   }
-  FS_ASSIGN_OR_RETURN(plan_, planner_->PlanNext());
-  current_ = std::move(pending_.front());
-  pending_.pop_front();
-  if (plan_.keys.size() != current_.keys.size()) {
-    return Internal("EmbeddingTable: plan of batch " + std::to_string(plan_.seq) + " has " +
-                    std::to_string(plan_.keys.size()) + " keys, the batch " + std::to_string(current_.keys.size()));
-  }
-  // Dirty rows evicted by this plan go down before any read.
-  if (!plan_.writebacks.empty()) {
-    std::vector<storage::RowRequest> writes;
-    writes.reserve(plan_.writebacks.size());
-    for (const cache::SlotKey& sk : plan_.writebacks) writes.push_back({sk.key, ArenaRow(sk.slot)});
-    FS_RETURN_IF_ERROR(store_->Write(writes));
-  }
-  FS_RETURN_IF_ERROR(EnsureBypassCapacity(static_cast<int64_t>(plan_.bypass.size())));
-  const int64_t slots = planner_->num_slots();
-  std::vector<int64_t> local(plan_.keys.size());
-  for (size_t i = 0; i < plan_.keys.size(); ++i) local[i] = plan_.location[i];
-  std::vector<storage::RowRequest> reads;
-  reads.reserve(plan_.fetches.size() + plan_.bypass.size());
-  for (const cache::SlotKey& sk : plan_.fetches) reads.push_back({sk.key, ArenaRow(sk.slot)});
-  for (size_t j = 0; j < plan_.bypass.size(); ++j) {
-    const int64_t i = plan_.bypass[j];
-    local[i] = slots + static_cast<int64_t>(j);
-    reads.push_back({plan_.keys[i], ArenaRow(local[i])});
-  }
-  FS_RETURN_IF_ERROR(ReadOrInitialize(reads));
-  batch.seq = plan_.seq;
+  if (io_ != nullptr) FS_RETURN_IF_ERROR(io_->Wait(current_.ticket));
+  const Pending& p = current_.pending;
+  batch.seq = current_.plan.seq;
   batch.rows = arena_;
-  batch.local_ids = Tensor::Empty({static_cast<int64_t>(current_.inverse.size())}, DType::kI64);
+  batch.local_ids = Tensor::Empty({static_cast<int64_t>(p.inverse.size())}, DType::kI64);
   int64_t* out = batch.local_ids.data<int64_t>();
-  for (size_t i = 0; i < current_.inverse.size(); ++i) out[i] = local[current_.inverse[i]];
-  batch.hits = plan_.hits;
-  batch.misses = plan_.misses;
+  for (size_t i = 0; i < p.inverse.size(); ++i) out[i] = current_.local[p.inverse[i]];
+  batch.hits = current_.plan.hits;
+  batch.misses = current_.plan.misses;
   out_ = true;
+  // The next batch's plan and I/O, while this one computes.
+  if (io_ != nullptr && !pending_.empty() && planner_->CanPlan()) {
+    next_ = std::make_unique<Staged>();
+    FS_RETURN_IF_ERROR(Stage(next_.get(), /*ahead=*/true));
+  }
   return batch;
 }
 
 Status EmbeddingTable::Release(RowBatch* batch, bool wrote) {
-  if (!out_ || batch == nullptr || batch->seq != plan_.seq) {
+  if (!out_ || batch == nullptr || batch->seq != current_.plan.seq) {
     return FailedPrecondition("EmbeddingTable::Release: that batch is not the one out");
   }
   if (!direct_) {
-    if (wrote && !plan_.bypass.empty()) {
-      const int64_t slots = planner_->num_slots();
+    const cache::BatchPlan& plan = current_.plan;
+    if (wrote && !plan.bypass.empty()) {
       std::vector<storage::RowRequest> writes;
-      writes.reserve(plan_.bypass.size());
-      for (size_t j = 0; j < plan_.bypass.size(); ++j) {
-        writes.push_back({plan_.keys[plan_.bypass[j]], ArenaRow(slots + static_cast<int64_t>(j))});
+      writes.reserve(plan.bypass.size());
+      for (size_t j = 0; j < plan.bypass.size(); ++j) {
+        writes.push_back({plan.keys[plan.bypass[j]], ArenaRow(current_.local[plan.bypass[j]])});
       }
-      FS_RETURN_IF_ERROR(store_->Write(writes));
+      FS_RETURN_IF_ERROR(RunIo([this, writes = std::move(writes)] { return store_->Write(writes); }).status());
     }
-    FS_RETURN_IF_ERROR(planner_->Release(plan_.seq, wrote));
+    if (next_ != nullptr && next_->issued && !next_->deferred.empty()) {
+      FS_ASSIGN_OR_RETURN(next_->ticket, RunIo([this, reads = std::move(next_->deferred)] {
+                            return ReadOrInitialize(reads);
+                          }));
+      next_->deferred.clear();
+    }
+    FS_RETURN_IF_ERROR(planner_->Release(plan.seq, wrote));
   }
   out_ = false;
   batch->rows = Tensor();
@@ -254,9 +327,20 @@ Status EmbeddingTable::Release(RowBatch* batch, bool wrote) {
 }
 
 Status EmbeddingTable::Flush() {
-  if (out_) return FailedPrecondition("EmbeddingTable::Flush: batch " + std::to_string(plan_.seq) + " is still out");
+  if (out_) return FailedPrecondition("EmbeddingTable::Flush: batch " + std::to_string(current_.plan.seq) + " is still out");
   if (planner_ != nullptr) {
-    FS_ASSIGN_OR_RETURN(std::vector<cache::SlotKey> dirty, planner_->TakeDirty());
+    // A batch read ahead whose I/O waited for bypass room has dirty rows
+    // evicted but not yet written back: start it now (nothing is out).
+    if (next_ != nullptr && !next_->issued) {
+      FS_RETURN_IF_ERROR(io_->Drain());
+      FS_RETURN_IF_ERROR(EnsureBypassCapacity(static_cast<int64_t>(next_->plan.bypass.size())));
+      FS_RETURN_IF_ERROR(Issue(next_.get(), /*ahead=*/false));
+    }
+    // The worker is idle after this, so the store is this thread's.
+    if (io_ != nullptr) FS_RETURN_IF_ERROR(io_->Drain());
+    // A batch read ahead is in flight but has not computed: its rows are
+    // current, and flushing them is right.
+    FS_ASSIGN_OR_RETURN(std::vector<cache::SlotKey> dirty, planner_->TakeDirty(/*unwritten_in_flight=*/next_ != nullptr));
     std::vector<storage::RowRequest> writes;
     writes.reserve(dirty.size());
     for (const cache::SlotKey& sk : dirty) writes.push_back({sk.key, ArenaRow(sk.slot)});

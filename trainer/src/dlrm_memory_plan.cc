@@ -1,8 +1,21 @@
 #include "dlrm_memory_plan.h"
 
 #include <algorithm>
+#include <string>
+
+#include "foresight/cache/cache_planner.h"
 
 namespace foresight::trainer::internal {
+
+bool DlrmUsesWindowIndex(const TrainOptions& o) {
+  return o.cache_policy == "lookahead" && (o.table_store != "memory" || o.cache_size != 0);
+}
+
+int64_t DlrmWindowKeys(const TrainOptions& o, const storage::ClicksDataset& d) {
+  int64_t ids_per_sample = 0;
+  for (int64_t k = 0; k < d.num_fields(); ++k) ids_per_sample += d.field(k).bag_size;
+  return (static_cast<int64_t>(o.lookahead) + 3) * std::max(o.batch_size, o.eval_batch_size) * ids_per_sample;
+}
 
 MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
   const TrainOptions& o = *in.options;
@@ -22,18 +35,31 @@ MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
   add("dense model", 4 * 4 * in.parameters);
   // A memory store holds every row; an mmap store's touched pages count.
   if (o.table_store == "memory" || o.table_store == "mmap") add("tables", in.table_rows * in.row_bytes);
-  // The planner's per-key arrays (dense keys): 24 bytes a key for
-  // lookahead, 8 for lru and static.
-  if (o.table_store != "memory" || o.cache_size != 0) {
-    add("cache index", in.table_rows * (o.cache_policy == "lookahead" ? 24 : 8));
+  // The disk store's bounce buffers: io_depth extents of up to 256 KiB
+  // (storage::RowStoreOptions::max_coalesce_bytes).
+  if (o.table_store == "disk") add("disk store buffers", static_cast<int64_t>(o.io_depth) * (256 << 10));
+  // The planner's index: lookahead's map of the window's keys (its slots'
+  // entries are charged with the slots), lru's and static's per-key arrays
+  // (8 bytes a row).
+  if (DlrmUsesWindowIndex(o)) {
+    cache::CacheConfig c;
+    c.window_index_keys = DlrmWindowKeys(o, d);
+    add("cache index", cache::LookaheadIndexBytes(c) + 64 * 32);  // + the rounding of a map made for more keys
+  } else if (o.table_store != "memory" || o.cache_size != 0) {
+    add("cache index", in.table_rows * 8);
   }
   const int64_t batch = std::max(o.batch_size, o.eval_batch_size);
-  // The window's batches: ids (i64), their keys and inverse in the table's
-  // queue, offsets, dense features and targets.
+  // The window's batches and the one read ahead of it: ids (i64), their
+  // keys and inverse in the table's queue, offsets, dense features and
+  // targets.
   const int64_t per_batch = batch * (ids_per_sample * 8 * 3 + d.num_fields() * 8 + d.num_dense() * 4 + 4);
-  add("lookahead batches", (static_cast<int64_t>(o.lookahead) + 1) * per_batch);
-  // A batch's rows read around the cache, at most one per id.
-  if (o.table_store != "memory" || o.cache_size != 0) add("bypass rows", batch * ids_per_sample * in.row_bytes);
+  add("lookahead batches", (static_cast<int64_t>(o.lookahead) + 2) * per_batch);
+  // A batch's rows read around the cache, at most one per id (disk and
+  // rocksdb read the next batch ahead: two regions).
+  const int64_t regions = o.table_store == "disk" || o.table_store == "rocksdb" ? 2 : 1;
+  if (o.table_store != "memory" || o.cache_size != 0) {
+    add("bypass rows", regions * batch * ids_per_sample * in.row_bytes);
+  }
   // A training step's activations and their gradients, or an evaluation
   // batch's activations, twice over (the host block cache keeps a step's
   // freed blocks for the next).
@@ -41,12 +67,21 @@ MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
   return e;
 }
 
-StatusOr<int64_t> PlanDlrmCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate) {
-  return PlanCacheBytesWithin(options, estimate, "table cache",
-                              "raise --memory-budget, or lower --batch-size or --lookahead" +
-                                  (options.table_store == "disk" || options.table_store == "rocksdb"
-                                       ? std::string()
-                                       : std::string(" or use --table-store disk")));
+StatusOr<int64_t> PlanDlrmCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate, int64_t row_bytes) {
+  const std::string advice = "raise --memory-budget, or lower --batch-size or --lookahead" +
+                             (options.table_store == "disk" || options.table_store == "rocksdb"
+                                  ? std::string()
+                                  : std::string(" or use --table-store disk"));
+  if (!DlrmUsesWindowIndex(options)) return PlanCacheBytesWithin(options, estimate, "table cache", advice);
+  if (options.cache_size >= 0) {
+    // The given cache's slots add their index entries to the estimate.
+    MemoryEstimate with_slots = estimate;
+    with_slots.items.push_back({"cache index of the slots", options.cache_size / row_bytes * kWindowIndexBytesPerSlot});
+    return PlanCacheBytesWithin(options, with_slots, "table cache", advice);
+  }
+  FS_ASSIGN_OR_RETURN(const int64_t left, PlanCacheBytesWithin(options, estimate, "table cache", advice));
+  // What is left pays for each slot's row and its index entries.
+  return left / (row_bytes + kWindowIndexBytesPerSlot) * row_bytes;
 }
 
 }  // namespace foresight::trainer::internal

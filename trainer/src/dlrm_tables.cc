@@ -55,6 +55,9 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
   }
   FS_ASSIGN_OR_RETURN(eo.cache.policy, cache::ParsePolicy(o.cache_policy));
   eo.cache.lookahead = o.lookahead;
+  // Disk and RocksDB tables read the next batch's rows while a step
+  // computes (the runner keeps W + 1 batches enqueued after the current).
+  eo.read_ahead = eo.store.kind == storage::RowStoreKind::kDisk || eo.store.kind == storage::RowStoreKind::kRocksDb;
 
   DlrmMemoryInputs mi;
   mi.data = &data;
@@ -73,7 +76,8 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
   layout.optimizer = eo.optimizer;
   mi.row_bytes = layout.row_bytes();
   const MemoryEstimate estimate = EstimateDlrmMemory(mi);
-  FS_ASSIGN_OR_RETURN(out.cache_bytes, PlanDlrmCacheBytes(o, estimate));
+  FS_ASSIGN_OR_RETURN(out.cache_bytes, PlanDlrmCacheBytes(o, estimate, mi.row_bytes));
+  if (DlrmUsesWindowIndex(o)) eo.cache.window_index_keys = out.cache_bytes / mi.row_bytes + DlrmWindowKeys(o, data);
   if (o.memory_budget > 0) {
     FS_LOG(INFO) << "memory plan: " << estimate.Describe() << "; table cache " << FormatBytes(out.cache_bytes);
   }

@@ -97,7 +97,20 @@ struct CacheConfig {
   // static: 8, touched lazily); 0 means sparse 64-bit keys (hash maps;
   // any int64 but INT64_MIN).
   int64_t key_space = 0;
+  // Lookahead with dense keys: when > 0, the per-key states live in a hash
+  // map made for this many keys (it grows past them) instead of the flat
+  // array of key_space states, and only the keys the planner holds have
+  // one: the resident rows and those of the window's and the in-flight
+  // batches. For a key space far larger than the cache (embedding tables
+  // on disk) that is much smaller; the plans are the same. A bound:
+  // num_slots + the keys of W + 2 batches. Default: 0 (the flat array)
+  int64_t window_index_keys = 0;
 };
+
+// Bytes of the lookahead planner's per-key index: the flat array over
+// key_space (dense keys, window_index_keys 0), else the hash map made for
+// window_index_keys keys (as long as it holds no more).
+int64_t LookaheadIndexBytes(const CacheConfig& config);
 
 struct SlotKey {
   int64_t key = 0;
@@ -172,8 +185,11 @@ class CachePlanner {
   // InvalidArgument for wrote=true on a read-only cache.
   virtual Status Release(int64_t seq, bool wrote) = 0;
   // Resident dirty rows, marked clean (the final flush writes them back).
-  // Only between batches: FailedPrecondition while a batch is in flight.
-  virtual StatusOr<std::vector<SlotKey>> TakeDirty() = 0;
+  // Only between batches: FailedPrecondition while a batch is in flight,
+  // unless `unwritten_in_flight`: the caller vouches that the batches in
+  // flight were planned ahead and are not changing their rows (a later
+  // Release(wrote) marks them dirty again).
+  virtual StatusOr<std::vector<SlotKey>> TakeDirty(bool unwritten_in_flight = false) = 0;
 
   // Batches planned and not released.
   virtual int64_t in_flight() const = 0;

@@ -40,6 +40,7 @@ struct EmbeddingBagCollectionOptions {
   EmbeddingInit init;
   storage::RowStoreOptions store;  // as EmbeddingTableOptions::store
   cache::CacheConfig cache;        // as EmbeddingTableOptions::cache
+  bool read_ahead = false;         // as EmbeddingTableOptions::read_ahead (Default: false)
 };
 
 class EmbeddingBagCollection {

@@ -14,8 +14,9 @@
 //   Release(&b, wrote)                    bypass rows written back, slots unpinned
 //   Flush()                               dirty rows written back, store synced
 // One batch is acquired at a time (Acquire while one is out is a
-// FailedPrecondition), so the read-after-write rule always holds: a batch is
-// planned only after the one before it was released.
+// FailedPrecondition). Without read_ahead a batch is planned only after the
+// one before it was released; with it (see the option), the next batch is
+// planned and read while one is out.
 //
 // Direct mode: a memory or mmap store with no cache (capacity 0) hands out
 // its own rows (local ids = the keys): no planner, no copies.
@@ -42,6 +43,10 @@
 
 namespace foresight::embed {
 
+namespace internal {
+class IoWorker;
+}  // namespace internal
+
 struct EmbeddingTableOptions {
   // Rows of a dense table; 0 for a dynamic one (rocksdb only: keys are any
   // int64 but INT64_MIN).
@@ -62,6 +67,17 @@ struct EmbeddingTableOptions {
   // read around the cache), lookahead (W). row_bytes, writable and
   // key_space are set by the table.
   cache::CacheConfig cache;
+  // Read ahead: while a batch is out, plan the next one and run its
+  // write-backs and reads on a background thread (which then does all of
+  // the store's I/O), so a disk or RocksDB table's I/O overlaps the
+  // batch's compute. The overlap needs W + 1 batches enqueued after the one
+  // acquired (or Close()); with fewer the next batch is planned at its own
+  // Acquire. A read of a row the batch out has as a bypass row waits for
+  // that batch's Release (and its write). Rows, and so every update, are
+  // the same either way; the plans (and cache counters) differ, since the
+  // next batch is planned while the one out still pins its slots. Costs
+  // a second bypass region. Default: false
+  bool read_ahead = false;
 };
 
 // The rows of one batch, valid until Release.
@@ -122,10 +138,12 @@ class EmbeddingTable {
   int64_t num_slots() const { return planner_ != nullptr ? planner_->num_slots() : 0; }
 
  private:
-  EmbeddingTable(const EmbeddingTableOptions& options, const kernels::EmbeddingRowLayout& layout)
-      : options_(options), layout_(layout) {}
+  EmbeddingTable(const EmbeddingTableOptions& options, const kernels::EmbeddingRowLayout& layout);
   Status Init();
   Status InitializeDenseRows();
+  // Room for `rows` bypass rows in each bypass region (one, or two with
+  // read_ahead: batches of even and odd seq). Only with no batch out and
+  // no I/O pending.
   Status EnsureBypassCapacity(int64_t rows);
   uint8_t* ArenaRow(int64_t row) const;
   // Reads reqs from the store, initialising absent rows in place.
@@ -136,6 +154,22 @@ class EmbeddingTable {
     std::vector<int64_t> keys;     // distinct, first-occurrence order
     std::vector<int64_t> inverse;  // per id: index into keys
   };
+  // A planned batch and its I/O.
+  struct Staged {
+    cache::BatchPlan plan;
+    Pending pending;
+    std::vector<int64_t> local;                  // per distinct key: its arena row
+    std::vector<storage::RowRequest> deferred;   // reads of the batch out's bypass rows
+    bool issued = false;                         // its write-backs and reads were started
+    int64_t ticket = 0;                          // the I/O worker's ticket to wait for
+  };
+  // Plans the next batch into *s and starts its I/O; `ahead`: a batch is
+  // out (reads of its bypass keys are deferred; no room for the bypass rows
+  // leaves the I/O to Acquire).
+  Status Stage(Staged* s, bool ahead);
+  Status Issue(Staged* s, bool ahead);
+  // Runs `job` on the I/O worker (returns its ticket) or, without one, now.
+  StatusOr<int64_t> RunIo(std::function<Status()> job);
 
   EmbeddingTableOptions options_;
   kernels::EmbeddingRowLayout layout_;
@@ -143,12 +177,16 @@ class EmbeddingTable {
   std::unique_ptr<cache::CachePlanner> planner_;
   bool direct_ = false;
   Tensor direct_rows_;
-  Tensor arena_;  // [num_slots + bypass capacity, row_width]
+  Tensor arena_;  // [num_slots + bypass regions, row_width]
+  int64_t bypass_capacity_ = 0;  // rows of each bypass region
   std::deque<Pending> pending_;
-  Pending current_;
-  cache::BatchPlan plan_;        // the batch out (direct mode: only its seq)
+  Staged current_;               // the batch out (direct mode: its seq and keys)
+  std::unique_ptr<Staged> next_;  // read_ahead: the next batch, planned while one is out
   int64_t next_direct_seq_ = 0;  // direct mode numbers batches itself
   bool out_ = false;
+  // read_ahead: runs the store's I/O. Declared last: destroyed (its jobs
+  // finished) before the arena and the store.
+  std::unique_ptr<internal::IoWorker> io_;
 };
 
 }  // namespace foresight::embed
