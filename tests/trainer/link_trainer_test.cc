@@ -5,6 +5,7 @@
 // behind a small lookahead (or LRU) cache, bit for bit; export writes the
 // embeddings with their names; options link training does not support
 // are refused by name.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -68,7 +69,8 @@ class LinkTrainerTest : public ::testing::Test {
     o.batch_size = 64;
     o.negative_chunk = 32;
     o.epochs = 30;
-    o.lr = 0.05f;
+    o.sparse_optimizer = "adam";
+    o.sparse_lr = 0.05f;
     o.weight_decay = 0.0f;
     o.init_scale = 0.1f;
     o.eval_epochs = 10;
@@ -137,6 +139,46 @@ TEST_F(LinkTrainerTest, LogisticLossDegreeNegativesAndRegularizersTrain) {
   o.regularization_weight = 1e-3f;
   ASSERT_OK(Train(o, &s));
   EXPECT_GT(s.test_mrr, 0.2);
+}
+
+TEST_F(LinkTrainerTest, SparseOptimizerAndSparseLrChooseTheRowUpdate) {
+  // The shared --sparse-optimizer / --sparse-lr (as learned features and
+  // DLRM tables) pick the rows' update: each kind and rate gives its own
+  // losses, and row-wise Adagrad learns the clusters too.
+  TrainOptions o = Options("distmult");
+  o.epochs = 2;
+  const std::vector<double> adam = Losses(o);
+  o.sparse_lr = 0.02f;
+  const std::vector<double> slower = Losses(o);
+  o.sparse_optimizer = "sgd";
+  o.sparse_lr = 0.5f;
+  const std::vector<double> sgd = Losses(o);
+  ASSERT_EQ(adam.size(), slower.size());
+  EXPECT_NE(adam.back(), slower.back());
+  EXPECT_NE(adam.back(), sgd.back());
+  o = Options("distmult");
+  o.sparse_optimizer = "rowwise-adagrad";
+  o.sparse_lr = 0.5f;
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  EXPECT_GT(s.test_mrr, 0.2);
+}
+
+TEST_F(LinkTrainerTest, SampledSoftmaxWeighsEachNegativeAsEntitiesOverNegatives) {
+  // At initialisation every score is about 0, so the first step's softmax
+  // loss is about log(1 + negatives) (here log 21); with sampled_softmax
+  // each negative counts 60 / 20 times: log(1 + 60) = log 61. (A negative
+  // equal to the true entity is masked: a third of one per query.)
+  TrainOptions o = Options("distmult");
+  o.epochs = 1;
+  o.init_scale = 0.01f;
+  const std::vector<double> plain = Losses(o);
+  o.sampled_softmax = true;
+  const std::vector<double> sampled = Losses(o);
+  ASSERT_FALSE(plain.empty());
+  ASSERT_FALSE(sampled.empty());
+  EXPECT_NEAR(plain[0], std::log(21.0), 0.05);
+  EXPECT_NEAR(sampled[0], std::log(61.0), 0.05);
 }
 
 TEST_F(LinkTrainerTest, MetricsFileHasRankingKeysAndFinalLine) {
@@ -235,6 +277,19 @@ TEST_F(LinkTrainerTest, UnsupportedCombinationsAreRefusedByName) {
   o = Options("distmult");
   o.checkpoint_dir = dir_->File("ck");
   testing::ExpectErrorContains(o.Validate(), "checkpoint", {"checkpoint"});
+  o = Options("distmult");
+  o.optimizer = "sgd";
+  testing::ExpectErrorContains(o.Validate(), "dense optimizer", {"sparse_optimizer"});
+  o = Options("distmult");
+  o.lr = 0.5f;
+  testing::ExpectErrorContains(o.Validate(), "dense lr", {"sparse_lr"});
+  o = Options("distmult");
+  o.sparse_optimizer = "adagrad";
+  testing::ExpectErrorContains(o.Validate(), "unknown sparse optimizer", {"sparse_optimizer", "adagrad"});
+  o = Options("distmult");
+  o.loss = "logistic";
+  o.sampled_softmax = true;
+  testing::ExpectErrorContains(o.Validate(), "sampled softmax on logistic", {"sampled_softmax", "softmax"});
   o = Options("complex");
   o.embedding_dim = 15;
   testing::ExpectErrorContains(o.Validate(), "odd dim", {"embedding_dim", "even"});

@@ -40,13 +40,6 @@ namespace {
 constexpr int64_t kRowGrain = 64;
 constexpr uint64_t kRelationSeedStream = 0x52454C53ull;  // relation rows' initialiser seed
 
-StatusOr<kernels::SparseOptimizer> SparseOptimizerOf(const std::string& name) {
-  if (name == "adam") return kernels::SparseOptimizer::kAdam;
-  if (name == "sgd") return kernels::SparseOptimizer::kSgd;
-  if (name == "adagrad") return kernels::SparseOptimizer::kRowwiseAdagrad;
-  return InvalidArgument("optimizer: '" + name + "' is not one of adam, sgd, adagrad (task link)");
-}
-
 // Copies the embeddings (the first dim floats of each row) of a batch's
 // positions out of its rows.
 void GatherEmbeddings(const ExecContext& ctx, const embed::RowBatch& b, int64_t dim, Tensor* out) {
@@ -73,8 +66,10 @@ Status UpdateRows(const ExecContext& ctx, const embed::EmbeddingTable& table,
 
 // Per-query loss and its gradients for one chunk and side: softmax (cross
 // entropy of the positive against the negatives) or logistic. Negatives equal
-// to the query's true entity are left out. `scale` multiplies the gradients.
-void QueryLosses(const ExecContext& ctx, bool softmax, const std::vector<float>& pos, const Tensor& scores,
+// to the query's true entity are left out. `scale` multiplies the gradients;
+// `offset` is added to every negative's logit (softmax; sampled_softmax's
+// log(entities / negatives), else 0).
+void QueryLosses(const ExecContext& ctx, bool softmax, float offset, const std::vector<float>& pos, const Tensor& scores,
                  const int64_t* neg_keys, const int64_t* true_keys, float scale, std::vector<float>* dpos,
                  Tensor* dscores, std::vector<double>* losses) {
   const int64_t c = scores.size(0), n = scores.size(1);
@@ -96,8 +91,8 @@ void QueryLosses(const ExecContext& ctx, bool softmax, const std::vector<float>&
       if (softmax) {
         float mx = p;
         for (int64_t j = 0; j < n; ++j) {
-          grow[j] = row[j];
-          mx = std::max(mx, row[j]);
+          grow[j] = row[j] + offset;
+          mx = std::max(mx, grow[j]);
         }
         if (masked != nullptr) {
           for (int64_t j : *masked) grow[j] = kMasked;
@@ -183,7 +178,7 @@ class LinkTrainer {
     known_.Add(lt_.train());
     known_.Add(lt_.val());
     known_.Add(lt_.test());
-    FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, SparseOptimizerOf(o_.optimizer));
+    FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingTableOptions eo;
     eo.rows = lt_.num_entities();
     eo.dim = o_.embedding_dim;
@@ -210,7 +205,7 @@ class LinkTrainer {
     ro.cache = cache::CacheConfig();
     FS_ASSIGN_OR_RETURN(relations_, embed::EmbeddingTable::Open(ro));
     config_.kind = opt;
-    config_.lr = o_.lr;
+    config_.lr = o_.sparse_lr;
     config_.weight_decay = o_.weight_decay;
     total_batches_ = static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch();
     return Status::OK();
@@ -354,6 +349,8 @@ class LinkTrainer {
     float* drp = dr.data<float>();
     const float scale = 1.0f / static_cast<float>(2 * B);
     const bool softmax = o_.loss == "softmax";
+    const float offset =
+        o_.sampled_softmax ? std::log(static_cast<float>(lt_.num_entities()) / static_cast<float>(N)) : 0.0f;
     double total = 0.0;
     std::vector<float> pos, dpos;
     std::vector<double> losses;
@@ -385,7 +382,7 @@ class LinkTrainer {
         const Tensor x = e.Slice(0, negs, negs + N);
         FS_RETURN_IF_ERROR(scorer_.Scores(ctx_, q, x, &scores));
         Tensor dscores = Tensor::Empty({cn, N}, DType::kF32);
-        QueryLosses(ctx_, softmax, pos, scores, b.entity_keys.data() + negs, b.entity_keys.data() + truth, scale,
+        QueryLosses(ctx_, softmax, offset, pos, scores, b.entity_keys.data() + negs, b.entity_keys.data() + truth, scale,
                     &dpos, &dscores, &losses);
         for (double l : losses) total += l;
         Tensor dx = de.Slice(0, negs, negs + N);
