@@ -80,8 +80,8 @@ Status TrainOptions::ValidateLink() const {
   if (patience < 0) return InvalidArgument("patience: must be >= 0, got " + std::to_string(patience));
   if (threads < 0) return InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
   // What link training does not do (yet): say so rather than ignore it.
-  if (!checkpoint_dir.empty() || resume) {
-    return Unimplemented("checkpoint: task link does not write checkpoints yet; use export_dir for the embeddings");
+  if (resume && checkpoint_dir.empty()) {
+    return InvalidArgument("resume: needs a checkpoint directory to resume from");
   }
   if (full_graph) return InvalidArgument("full_graph: applies to task node");
   if (order != "random") return Unimplemented("order: " + order + " is not built for task link yet (random only)");
