@@ -419,5 +419,21 @@ TEST(ConfigFile, InvalidUtf8IsRefusedWithItsPosition) {
   EXPECT_EQ(f.entries[0].value.text, "caf\xC3\xA9 \xE2\x82\xAC");
 }
 
+TEST(TrainConfig, ShippedWn18rrConfigsResolveAndValidate) {
+  // The link-prediction configs RESULTS.md's WN18RR figures come from: they
+  // must stay valid as flags change (link's rows train with the shared
+  // sparse optimizer keys).
+  for (const char* model : {"distmult", "complex"}) {
+    const std::string path = std::string(FORESIGHT_SOURCE_DIR) + "/examples/configs/wn18rr_" + model + ".yaml";
+    ASSERT_OK_AND_ASSIGN(TrainOptions o, ResolveTrainOptions(path, {}, "/data/wn18rr"));
+    EXPECT_OK(o.Validate());
+    EXPECT_EQ(o.task, "link");
+    EXPECT_EQ(o.model, model);
+    EXPECT_EQ(o.sparse_optimizer, "adam");
+    EXPECT_TRUE(o.sampled_softmax);
+    EXPECT_TRUE(o.reciprocal);
+  }
+}
+
 }  // namespace
 }  // namespace foresight::apps
