@@ -244,10 +244,10 @@ const std::vector<TrainKey>& TrainKeys() {
        "dataset's dense features with DIM learned values beside them)",
        &O::node_features, nullptr, false},
       {"sparse-optimizer",
-       "Optimizer of embedding rows (learned:DIM, dlrm tables), fused into backward with its state beside "
+       "Optimizer of embedding rows (learned:DIM, dlrm tables, link prediction's entity and relation rows), fused into backward with its state beside "
        "each row: sgd, rowwise-adagrad or adam",
        &O::sparse_optimizer, "sgd|rowwise-adagrad|adam", false},
-      {"sparse-lr", "Learning rate of the sparse optimizer (learned:DIM, dlrm tables)", &O::sparse_lr, nullptr, false},
+      {"sparse-lr", "Learning rate of the sparse optimizer (learned:DIM, dlrm tables, --task link)", &O::sparse_lr, nullptr, false},
       {"table-dir",
        "Where file-backed embedding tables go: learned:DIM on --feature-store mmap or disk, the directory "
        "of its file; dlrm with --table-store mmap|disk|rocksdb, a new directory in it, removed at the end "
@@ -264,8 +264,8 @@ const std::vector<TrainKey>& TrainKeys() {
       {"lr", "Learning rate", &O::lr, nullptr, false},
       {"weight-decay", "L2 penalty (decoupled for adamw)", &O::weight_decay, nullptr, false},
       {"dropout", "Dropout probability", &O::dropout, nullptr, false},
-      {"optimizer", "Optimizer: adam, adamw or sgd; --task link: adam, sgd or adagrad (row-wise, sparse)",
-       &O::optimizer, "adam|adamw|sgd|adagrad", false},
+      {"optimizer", "Optimizer of dense parameters: adam, adamw or sgd (--task link has none: see "
+       "--sparse-optimizer)", &O::optimizer, "adam|adamw|sgd", false},
       {"patience", "Stop after this many epochs without a better validation accuracy (0 = never)",
        &O::patience, nullptr, false},
       {"seed", "Random seed", &O::seed, nullptr, false},
@@ -339,6 +339,9 @@ const std::vector<TrainKey>& TrainKeys() {
       {"negative-sampling", "Link: uniform over entities, or degree (by training-triple ends)",
        &O::negative_sampling, "uniform|degree", false},
       {"loss", "Link: softmax (cross entropy against the negatives) or logistic", &O::loss, "softmax|logistic",
+       false},
+      {"sampled-softmax", "Link, softmax loss over uniform negatives: add log(entities / negatives) to each "
+       "negative's logit, so the loss estimates the softmax over all entities", &O::sampled_softmax, nullptr,
        false},
       {"regularizer", "Link: none, l2 or l3 (N3) on the positives' rows", &O::regularizer, "none|l2|l3", false},
       {"regularization-weight", "Link: weight of --regularizer", &O::regularization_weight, nullptr, false},

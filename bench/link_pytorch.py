@@ -73,6 +73,8 @@ def main():
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--loss", default="softmax", choices=["softmax", "logistic"])
+    p.add_argument("--sampled-softmax", action="store_true",
+                   help="softmax: add log(entities / negatives) to each negative's logit")
     p.add_argument("--regularizer", default="none", choices=["none", "l2", "l3"])
     p.add_argument("--regularization-weight", type=float, default=0.0)
     p.add_argument("--margin", type=float, default=0.0)
@@ -121,6 +123,8 @@ def main():
                         q = query(a.model, side, anchor, r[sl])
                     pos = pair(a.model, a.margin, q, truth)
                     s = scores(a.model, a.margin, q, negs)
+                    if a.sampled_softmax:
+                        s = s + float(np.log(n_ent / a.negatives))
                     same = neg_id.unsqueeze(0) == true_id.unsqueeze(1)
                     if a.loss == "softmax":
                         logits = torch.cat([pos.unsqueeze(1), s.masked_fill(same, float("-inf"))], 1)

@@ -30,6 +30,7 @@ def main():
     p.add_argument("--regularizer", default="l3")
     p.add_argument("--regularization-weight", type=float, default=0.02)
     p.add_argument("--reciprocal", action="store_true")
+    p.add_argument("--sampled-softmax", action="store_true")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--rounds", type=int, default=2)
@@ -37,7 +38,7 @@ def main():
     common = ["--model", a.model, "--embedding-dim", str(a.dim), "--negatives", str(a.negatives), "--negative-chunk",
               str(a.negative_chunk), "--batch-size", str(a.batch_size), "--regularizer", a.regularizer,
               "--regularization-weight", str(a.regularization_weight), "--threads", str(a.threads),
-              "--epochs", str(a.epochs), "--lr", "0.01", "--init-scale", "0.01"]
+              "--epochs", str(a.epochs), "--init-scale", "0.01"] + (["--sampled-softmax"] if a.sampled_softmax else [])
     here = os.path.dirname(os.path.abspath(__file__))
     fs_times, pt_times = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -45,11 +46,12 @@ def main():
             metrics = os.path.join(tmp, f"m{r}.jsonl")
             # Evaluation only after the last epoch, against 10 sampled entities: not timed.
             subprocess.run([a.foresight, "train", a.dataset, "--task", "link", "--weight-decay", "0",
-                            "--eval-epochs", "1000", "--eval-negatives", "10", "--quiet", "--metrics", metrics]
+                            "--eval-epochs", "1000", "--eval-negatives", "10", "--quiet", "--metrics", metrics,
+                            "--sparse-optimizer", "adam", "--sparse-lr", "0.01"]
                            + common + (["--reciprocal"] if a.reciprocal else []), check=True)
             with open(metrics) as f:
                 fs_times += [json.loads(l)["epoch_seconds"] for l in f if '"final"' not in l]
-            out = subprocess.run([sys.executable, os.path.join(here, "link_pytorch.py"), a.dataset] + common
+            out = subprocess.run([sys.executable, os.path.join(here, "link_pytorch.py"), a.dataset, "--lr", "0.01"] + common
                                  + (["--reciprocal"] if a.reciprocal else []),
                                  check=True, capture_output=True, text=True).stdout
             pt_times += [json.loads(l)["epoch_seconds"] for l in out.splitlines() if l.startswith("{")]

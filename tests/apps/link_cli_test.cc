@@ -44,7 +44,7 @@ TEST(LinkCli, TrainWithConfigMetricsAndExport) {
                                    Quote(dir.File("test.tsv")) + " --output " + Quote(dir.File("kg")));
   ASSERT_EQ(r.code, 0) << r.err;
   testing::WriteFile(dir.File("cfg.yaml"),
-                     "task: link\nmodel: complex\nembedding-dim: 8\nnegatives: 10\nbatch-size: 16\nepochs: 3\nlr: 0.05\n"
+                     "task: link\nmodel: complex\nembedding-dim: 8\nnegatives: 10\nbatch-size: 16\nepochs: 3\nsparse-optimizer: adam\nsparse-lr: 0.05\n"
                      "weight-decay: 0\nregularizer: l3\nregularization-weight: 0.001\nreciprocal: true\n");
   r = testing::RunForesight("train " + Quote(dir.File("kg")) + " --config " + Quote(dir.File("cfg.yaml")) +
                             " --threads 2 --metrics " + Quote(dir.File("m.jsonl")) + " --export " +

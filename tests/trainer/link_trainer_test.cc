@@ -5,7 +5,9 @@
 // behind a small lookahead (or LRU) cache, bit for bit; export writes the
 // embeddings with their names; options link training does not support
 // are refused by name.
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "foresight/datasets/triples.h"
 #include "foresight/storage/npy.h"
 #include "foresight/trainer/trainer.h"
+#include "testing/cli.h"
 #include "testing/testing.h"
 
 namespace foresight::trainer {
@@ -68,7 +71,8 @@ class LinkTrainerTest : public ::testing::Test {
     o.batch_size = 64;
     o.negative_chunk = 32;
     o.epochs = 30;
-    o.lr = 0.05f;
+    o.sparse_optimizer = "adam";
+    o.sparse_lr = 0.05f;
     o.weight_decay = 0.0f;
     o.init_scale = 0.1f;
     o.eval_epochs = 10;
@@ -137,6 +141,46 @@ TEST_F(LinkTrainerTest, LogisticLossDegreeNegativesAndRegularizersTrain) {
   o.regularization_weight = 1e-3f;
   ASSERT_OK(Train(o, &s));
   EXPECT_GT(s.test_mrr, 0.2);
+}
+
+TEST_F(LinkTrainerTest, SparseOptimizerAndSparseLrChooseTheRowUpdate) {
+  // The shared --sparse-optimizer / --sparse-lr (as learned features and
+  // DLRM tables) pick the rows' update: each kind and rate gives its own
+  // losses, and row-wise Adagrad learns the clusters too.
+  TrainOptions o = Options("distmult");
+  o.epochs = 2;
+  const std::vector<double> adam = Losses(o);
+  o.sparse_lr = 0.02f;
+  const std::vector<double> slower = Losses(o);
+  o.sparse_optimizer = "sgd";
+  o.sparse_lr = 0.5f;
+  const std::vector<double> sgd = Losses(o);
+  ASSERT_EQ(adam.size(), slower.size());
+  EXPECT_NE(adam.back(), slower.back());
+  EXPECT_NE(adam.back(), sgd.back());
+  o = Options("distmult");
+  o.sparse_optimizer = "rowwise-adagrad";
+  o.sparse_lr = 0.5f;
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  EXPECT_GT(s.test_mrr, 0.2);
+}
+
+TEST_F(LinkTrainerTest, SampledSoftmaxWeighsEachNegativeAsEntitiesOverNegatives) {
+  // At initialisation every score is about 0, so the first step's softmax
+  // loss is about log(1 + negatives) (here log 21); with sampled_softmax
+  // each negative counts 60 / 20 times: log(1 + 60) = log 61. (A negative
+  // equal to the true entity is masked: a third of one per query.)
+  TrainOptions o = Options("distmult");
+  o.epochs = 1;
+  o.init_scale = 0.01f;
+  const std::vector<double> plain = Losses(o);
+  o.sampled_softmax = true;
+  const std::vector<double> sampled = Losses(o);
+  ASSERT_FALSE(plain.empty());
+  ASSERT_FALSE(sampled.empty());
+  EXPECT_NEAR(plain[0], std::log(21.0), 0.05);
+  EXPECT_NEAR(sampled[0], std::log(61.0), 0.05);
 }
 
 TEST_F(LinkTrainerTest, MetricsFileHasRankingKeysAndFinalLine) {
@@ -212,6 +256,93 @@ TEST_F(LinkTrainerTest, DiskStoreBehindSmallCacheEqualsMemoryBitForBit) {
   }
 }
 
+// The metrics lines without their timings and cache counters (which differ
+// between runs and stores).
+std::vector<nlohmann::json> MetricsWithoutTimings(const std::string& path) {
+  std::vector<nlohmann::json> lines = testing::ReadJsonLines(path);
+  for (nlohmann::json& j : lines) {
+    for (const char* key : {"epoch_seconds", "triples_per_second", "eval_seconds", "cache_hits", "cache_misses"}) {
+      j.erase(key);
+    }
+  }
+  return lines;
+}
+
+TEST_F(LinkTrainerTest, ResumedRunEqualsUninterruptedOne) {
+  // 4 epochs straight, against 2 epochs with checkpoints then a resume to 4:
+  // the same per-step losses, metrics lines, final line and embeddings, bit
+  // for bit (Adam's moments and step count, the batch order and negatives
+  // all carry over). Also with the entity table on the disk store behind a
+  // small cache, for the first half, the resume, or both.
+  TrainOptions o = Options("complex");
+  o.epochs = 4;
+  o.eval_epochs = 2;
+  o.reciprocal = true;
+  o.regularizer = "l3";
+  o.regularization_weight = 1e-3f;
+  o.metrics_file = dir_->File("straight.jsonl");
+  o.export_dir = dir_->File("straight-emb");
+  const std::vector<double> straight = Losses(o);
+  ASSERT_OK_AND_ASSIGN(Tensor want, storage::LoadNpy(o.export_dir + "/entity_embeddings.npy"));
+  const std::vector<nlohmann::json> want_lines = MetricsWithoutTimings(o.metrics_file);
+  ASSERT_EQ(want_lines.size(), 5u);
+  const int64_t row_bytes = (16 + 2 * 16) * 4;  // dim floats + Adam's two moments
+  const struct {
+    const char* first_store;
+    const char* second_store;
+  } cases[] = {{"memory", "memory"}, {"disk", "disk"}, {"memory", "disk"}, {"disk", "memory"}};
+  int k = 0;
+  for (const auto& c : cases) {
+    TrainOptions r = o;
+    r.checkpoint_dir = dir_->File("ck-" + std::to_string(k));
+    r.metrics_file = dir_->File("resumed-" + std::to_string(k) + ".jsonl");
+    r.export_dir = dir_->File("resumed-emb-" + std::to_string(k));
+    ++k;
+    auto set_store = [&](const char* store) {
+      r.table_store = store;
+      r.cache_size = r.table_store == "disk" ? 12 * row_bytes : 0;
+      r.lookahead = 4;
+    };
+    set_store(c.first_store);
+    r.epochs = 2;
+    std::vector<double> losses = Losses(r);
+    set_store(c.second_store);
+    r.epochs = 4;
+    r.resume = true;
+    const std::vector<double> rest = Losses(r);
+    losses.insert(losses.end(), rest.begin(), rest.end());
+    EXPECT_EQ(losses, straight) << c.first_store << " then " << c.second_store;
+    EXPECT_EQ(MetricsWithoutTimings(r.metrics_file), want_lines) << c.first_store << " then " << c.second_store;
+    ASSERT_OK_AND_ASSIGN(Tensor got, storage::LoadNpy(r.export_dir + "/entity_embeddings.npy"));
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), want.nbytes()), 0)
+        << c.first_store << " then " << c.second_store;
+  }
+}
+
+TEST_F(LinkTrainerTest, ResumeChecksTheCheckpoint) {
+  TrainOptions o = Options("distmult");
+  o.epochs = 2;
+  o.checkpoint_dir = dir_->File("ck-check");
+  o.resume = true;
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));  // nothing to resume yet: starts from epoch 1
+  EXPECT_EQ(s.epochs_completed, 2);
+  EXPECT_EQ(s.history.size(), 2u);
+  ASSERT_OK(Train(o, &s));  // finished: nothing to train, the same result
+  EXPECT_EQ(s.epochs_completed, 2);
+  EXPECT_TRUE(s.history.empty());
+  o.sparse_lr = 0.01f;  // another trajectory
+  testing::ExpectErrorContains(Train(o, &s), "changed sparse_lr", {"resume", "different training options"});
+  o = Options("complex");
+  o.checkpoint_dir = dir_->File("ck-check");
+  o.resume = true;
+  testing::ExpectErrorContains(Train(o, &s), "changed model", {"different training options"});
+  o = Options("distmult");
+  o.resume = true;
+  testing::ExpectErrorContains(o.Validate(), "no directory", {"resume", "checkpoint directory"});
+}
+
 TEST_F(LinkTrainerTest, ExportWritesEmbeddingsWithNames) {
   TrainOptions o = Options("complex");
   o.epochs = 1;
@@ -233,8 +364,18 @@ TEST_F(LinkTrainerTest, UnsupportedCombinationsAreRefusedByName) {
   TrainOptions o = Options("sage");
   testing::ExpectErrorContains(o.Validate(), "sage", {"model", "not built yet"});
   o = Options("distmult");
-  o.checkpoint_dir = dir_->File("ck");
-  testing::ExpectErrorContains(o.Validate(), "checkpoint", {"checkpoint"});
+  o.optimizer = "sgd";
+  testing::ExpectErrorContains(o.Validate(), "dense optimizer", {"sparse_optimizer"});
+  o = Options("distmult");
+  o.lr = 0.5f;
+  testing::ExpectErrorContains(o.Validate(), "dense lr", {"sparse_lr"});
+  o = Options("distmult");
+  o.sparse_optimizer = "adagrad";
+  testing::ExpectErrorContains(o.Validate(), "unknown sparse optimizer", {"sparse_optimizer", "adagrad"});
+  o = Options("distmult");
+  o.loss = "logistic";
+  o.sampled_softmax = true;
+  testing::ExpectErrorContains(o.Validate(), "sampled softmax on logistic", {"sampled_softmax", "softmax"});
   o = Options("complex");
   o.embedding_dim = 15;
   testing::ExpectErrorContains(o.Validate(), "odd dim", {"embedding_dim", "even"});

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "foresight/kernels/ops.h"
 #include "foresight/trainer/train_options.h"
 
 namespace foresight::trainer {
@@ -32,6 +33,10 @@ Status TrainOptions::ValidateLink() const {
   if (loss != "softmax" && loss != "logistic") {
     return InvalidArgument("loss: '" + loss + "' is not one of softmax, logistic");
   }
+  if (sampled_softmax && (loss != "softmax" || negative_sampling != "uniform")) {
+    return InvalidArgument("sampled_softmax: applies to loss softmax with uniform negative_sampling (got loss " +
+                           loss + ", negative_sampling " + negative_sampling + ")");
+  }
   if (regularizer != "none" && regularizer != "l2" && regularizer != "l3") {
     return InvalidArgument("regularizer: '" + regularizer + "' is not one of none, l2, l3");
   }
@@ -42,16 +47,22 @@ Status TrainOptions::ValidateLink() const {
   if (!(init_scale > 0.0f) || !std::isfinite(init_scale)) {
     return InvalidArgument("init_scale: must be a positive number, got " + std::to_string(init_scale));
   }
-  if (!(lr > 0.0f) || !std::isfinite(lr)) {
-    return InvalidArgument("lr: must be a positive number, got " + std::to_string(lr));
+  // Link training has no dense parameters: its rows train with the sparse
+  // optimizer, as learned features and DLRM tables do. The dense optimizer's
+  // keys would be ignored, so they are refused when changed.
+  if (optimizer != TrainOptions().optimizer || lr != TrainOptions().lr) {
+    return InvalidArgument("optimizer/lr: task link trains embedding rows only; give sparse_optimizer (sgd, "
+                           "rowwise-adagrad, adam) and sparse_lr instead");
+  }
+  {
+    StatusOr<kernels::SparseOptimizer> sparse = kernels::ParseSparseOptimizer(sparse_optimizer);
+    if (!sparse.ok()) return InvalidArgument("sparse_optimizer: " + sparse.status().message());
+  }
+  if (!(sparse_lr > 0.0f) || !std::isfinite(sparse_lr)) {
+    return InvalidArgument("sparse_lr: must be a positive number, got " + std::to_string(sparse_lr));
   }
   if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay)) {
     return InvalidArgument("weight_decay: must be >= 0, got " + std::to_string(weight_decay));
-  }
-  if (optimizer != "adam" && optimizer != "sgd" && optimizer != "adagrad") {
-    return InvalidArgument("optimizer: '" + optimizer +
-                           "' is not one of adam, sgd, adagrad for task link (the sparse row optimizers; adagrad "
-                           "is row-wise)");
   }
   if (table_store != "memory" && table_store != "disk") {
     return InvalidArgument("table_store: '" + table_store + "' is not one of memory, disk (link prediction)");
@@ -69,8 +80,8 @@ Status TrainOptions::ValidateLink() const {
   if (patience < 0) return InvalidArgument("patience: must be >= 0, got " + std::to_string(patience));
   if (threads < 0) return InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
   // What link training does not do (yet): say so rather than ignore it.
-  if (!checkpoint_dir.empty() || resume) {
-    return Unimplemented("checkpoint: task link does not write checkpoints yet; use export_dir for the embeddings");
+  if (resume && checkpoint_dir.empty()) {
+    return InvalidArgument("resume: needs a checkpoint directory to resume from");
   }
   if (full_graph) return InvalidArgument("full_graph: applies to task node");
   if (order != "random") return Unimplemented("order: " + order + " is not built for task link yet (random only)");

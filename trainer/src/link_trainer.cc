@@ -29,7 +29,10 @@
 #include "foresight/storage/dataset.h"
 #include "foresight/storage/link_triples.h"
 #include "foresight/storage/npy.h"
+#include "checkpoint_lock.h"
 #include "link_batches.h"
+#include "link_checkpoint.h"
+#include "metrics_writer.h"
 #include "temp_dir.h"
 #include "link_eval.h"
 #include "link_scorer.h"
@@ -39,13 +42,6 @@ namespace {
 
 constexpr int64_t kRowGrain = 64;
 constexpr uint64_t kRelationSeedStream = 0x52454C53ull;  // relation rows' initialiser seed
-
-StatusOr<kernels::SparseOptimizer> SparseOptimizerOf(const std::string& name) {
-  if (name == "adam") return kernels::SparseOptimizer::kAdam;
-  if (name == "sgd") return kernels::SparseOptimizer::kSgd;
-  if (name == "adagrad") return kernels::SparseOptimizer::kRowwiseAdagrad;
-  return InvalidArgument("optimizer: '" + name + "' is not one of adam, sgd, adagrad (task link)");
-}
 
 // Copies the embeddings (the first dim floats of each row) of a batch's
 // positions out of its rows.
@@ -73,8 +69,10 @@ Status UpdateRows(const ExecContext& ctx, const embed::EmbeddingTable& table,
 
 // Per-query loss and its gradients for one chunk and side: softmax (cross
 // entropy of the positive against the negatives) or logistic. Negatives equal
-// to the query's true entity are left out. `scale` multiplies the gradients.
-void QueryLosses(const ExecContext& ctx, bool softmax, const std::vector<float>& pos, const Tensor& scores,
+// to the query's true entity are left out. `scale` multiplies the gradients;
+// `offset` is added to every negative's logit (softmax; sampled_softmax's
+// log(entities / negatives), else 0).
+void QueryLosses(const ExecContext& ctx, bool softmax, float offset, const std::vector<float>& pos, const Tensor& scores,
                  const int64_t* neg_keys, const int64_t* true_keys, float scale, std::vector<float>* dpos,
                  Tensor* dscores, std::vector<double>* losses) {
   const int64_t c = scores.size(0), n = scores.size(1);
@@ -96,8 +94,8 @@ void QueryLosses(const ExecContext& ctx, bool softmax, const std::vector<float>&
       if (softmax) {
         float mx = p;
         for (int64_t j = 0; j < n; ++j) {
-          grow[j] = row[j];
-          mx = std::max(mx, row[j]);
+          grow[j] = row[j] + offset;
+          mx = std::max(mx, grow[j]);
         }
         if (masked != nullptr) {
           for (int64_t j : *masked) grow[j] = kMasked;
@@ -183,7 +181,7 @@ class LinkTrainer {
     known_.Add(lt_.train());
     known_.Add(lt_.val());
     known_.Add(lt_.test());
-    FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, SparseOptimizerOf(o_.optimizer));
+    FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingTableOptions eo;
     eo.rows = lt_.num_entities();
     eo.dim = o_.embedding_dim;
@@ -210,14 +208,38 @@ class LinkTrainer {
     ro.cache = cache::CacheConfig();
     FS_ASSIGN_OR_RETURN(relations_, embed::EmbeddingTable::Open(ro));
     config_.kind = opt;
-    config_.lr = o_.lr;
+    config_.lr = o_.sparse_lr;
     config_.weight_decay = o_.weight_decay;
     total_batches_ = static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch();
     return Status::OK();
   }
 
   int64_t batches_per_epoch() const { return batcher_.batches_per_epoch(); }
-  const embed::EmbeddingTable& entities() const { return *entities_; }
+  int64_t steps() const { return step_; }
+
+  // Continues a run from its checkpoint after `state.epoch` epochs: the
+  // rows go into the stores before any batch is planned, and the next batch
+  // is the first of epoch state.epoch (batches and negatives are functions
+  // of seed, epoch and index, so nothing else needs restoring).
+  Status Restore(const std::string& dir, const LinkCheckpointState& state) {
+    if (state.entity_rows != entities_->rows() || state.relation_rows != relations_->rows() ||
+        state.row_width != entities_->layout().row_width()) {
+      return FailedPrecondition("resume: the checkpoint in " + dir + " holds " + std::to_string(state.entity_rows) +
+                                " entity and " + std::to_string(state.relation_rows) + " relation rows of width " +
+                                std::to_string(state.row_width) + " but " + o_.dataset + " needs " +
+                                std::to_string(entities_->rows()) + " and " + std::to_string(relations_->rows()) +
+                                " of width " + std::to_string(entities_->layout().row_width()));
+    }
+    FS_RETURN_IF_ERROR(LoadLinkCheckpoint(dir, state, entities_.get(), relations_.get()));
+    step_ = state.steps;
+    next_batch_ = std::min<int64_t>(static_cast<int64_t>(state.epoch) * batcher_.batches_per_epoch(), total_batches_);
+    return Status::OK();
+  }
+
+  Status Save(const std::string& dir, LinkCheckpointState* state) {
+    state->steps = step_;
+    return SaveLinkCheckpoint(dir, entities_.get(), relations_.get(), state);
+  }
 
   // Trains one epoch's batches; sets the mean loss and the cache counters.
   Status TrainEpoch(int epoch, const TrainCallbacks& callbacks, double* loss, int64_t* hits, int64_t* misses) {
@@ -354,6 +376,8 @@ class LinkTrainer {
     float* drp = dr.data<float>();
     const float scale = 1.0f / static_cast<float>(2 * B);
     const bool softmax = o_.loss == "softmax";
+    const float offset =
+        o_.sampled_softmax ? std::log(static_cast<float>(lt_.num_entities()) / static_cast<float>(N)) : 0.0f;
     double total = 0.0;
     std::vector<float> pos, dpos;
     std::vector<double> losses;
@@ -385,7 +409,7 @@ class LinkTrainer {
         const Tensor x = e.Slice(0, negs, negs + N);
         FS_RETURN_IF_ERROR(scorer_.Scores(ctx_, q, x, &scores));
         Tensor dscores = Tensor::Empty({cn, N}, DType::kF32);
-        QueryLosses(ctx_, softmax, pos, scores, b.entity_keys.data() + negs, b.entity_keys.data() + truth, scale,
+        QueryLosses(ctx_, softmax, offset, pos, scores, b.entity_keys.data() + negs, b.entity_keys.data() + truth, scale,
                     &dpos, &dscores, &losses);
         for (double l : losses) total += l;
         Tensor dx = de.Slice(0, negs, negs + N);
@@ -435,34 +459,34 @@ nlohmann::json MetricsJson(const char* prefix, const RankMetrics& m) {
   return {{p + "mrr", m.mrr}, {p + "hits1", m.hits1}, {p + "hits3", m.hits3}, {p + "hits10", m.hits10}};
 }
 
-// One JSON object a line, each flushed as it is written.
-class LinkMetricsFile {
- public:
-  static StatusOr<std::unique_ptr<LinkMetricsFile>> Create(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr) return IoError("open metrics file " + path + ": " + std::strerror(errno));
-    return std::unique_ptr<LinkMetricsFile>(new LinkMetricsFile(path, f));
-  }
-  ~LinkMetricsFile() { std::fclose(f_); }
-  Status Write(const nlohmann::json& j) {
-    const std::string line = j.dump() + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0) {
-      return IoError("write metrics file " + path_ + ": " + std::strerror(errno));
-    }
-    return Status::OK();
-  }
+LinkRankValues RankValues(const RankMetrics& m) { return {m.mrr, m.hits1, m.hits3, m.hits10}; }
 
- private:
-  LinkMetricsFile(std::string path, FILE* f) : path_(std::move(path)), f_(f) {}
-  std::string path_;
-  FILE* f_;
-};
+// The final line (no timings, so a resumed run writes the same text).
+std::string LinkFinalLine(const LinkCheckpointState& p, int epochs) {
+  return nlohmann::json({{"final", true},
+                         {"best_epoch", p.best_epoch},
+                         {"val_mrr", p.best_val_mrr < 0 ? 0.0 : p.best_val_mrr},
+                         {"test_mrr", p.best_test.mrr},
+                         {"test_hits1", p.best_test.hits1},
+                         {"test_hits3", p.best_test.hits3},
+                         {"test_hits10", p.best_test.hits10},
+                         {"epochs", epochs},
+                         {"stopped_early", p.stopped_early}})
+      .dump();
+}
 
 }  // namespace
 
 Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSummary* out) {
   ThreadPool pool(o.threads);
   const ExecContext ctx = CpuContext(o.seed, &pool);
+  // The checkpoint directory is this run's until it returns; what killed
+  // runs left half written in it goes first.
+  std::unique_ptr<CheckpointDirLock> lock;
+  if (!o.checkpoint_dir.empty()) {
+    FS_ASSIGN_OR_RETURN(lock, CheckpointDirLock::Acquire(o.checkpoint_dir));
+    FS_RETURN_IF_ERROR(RemoveLinkCheckpointLeftovers(o.checkpoint_dir));
+  }
   FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::LinkTriples> lt, storage::LinkTriples::Open(o.dataset));
   FS_ASSIGN_OR_RETURN(LinkScorer scorer, LinkScorer::Create(o.model, o.embedding_dim, o.margin));
   if (lt->layout().unseen_entities > 0) {
@@ -471,16 +495,49 @@ Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSu
   }
   LinkTrainer trainer(o, ctx, *lt, scorer);
   FS_RETURN_IF_ERROR(trainer.Open());
-  std::unique_ptr<LinkMetricsFile> metrics;
+
+  // Progress of the run: what a checkpoint keeps besides the rows.
+  LinkCheckpointState p;
+  p.options = LinkOptionsToJson(o);
+  p.options_hash = LinkOptionsHash(o);
+  bool resumed = false;
+  if (o.resume) {
+    StatusOr<LinkCheckpointState> saved = ReadLinkCheckpointState(o.checkpoint_dir);
+    if (!saved.ok() && saved.status().code() == StatusCode::kNotFound) {
+      FS_LOG(INFO) << "resume: no complete checkpoint in " << o.checkpoint_dir << " yet; starting from epoch 1";
+    } else {
+      FS_RETURN_IF_ERROR(saved.status());
+      if (saved->options_hash != p.options_hash) {
+        return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir +
+                                  " was written with different training options (" + saved->options.dump() +
+                                  ") than this run's (" + p.options.dump() +
+                                  "); only epochs, threads, paths and the table store and cache options may change");
+      }
+      FS_RETURN_IF_ERROR(trainer.Restore(o.checkpoint_dir, *saved));
+      const nlohmann::json options = p.options;
+      p = std::move(saved).value();
+      p.options = options;  // the new epochs are what later saves record
+      resumed = true;
+      if (o.progress && p.epoch < o.epochs && !p.stopped_early) {
+        std::fprintf(stderr, "resuming from epoch %d of %d: %d done in %s\n", p.epoch + 1, o.epochs, p.epoch,
+                     o.checkpoint_dir.c_str());
+      }
+    }
+  }
+  // With checkpoints, each metrics line is made durable before its epoch's
+  // checkpoint commits (see MetricsWriter).
+  std::unique_ptr<MetricsWriter> metrics;
   if (!o.metrics_file.empty()) {
-    FS_ASSIGN_OR_RETURN(metrics, LinkMetricsFile::Create(o.metrics_file));
+    const bool durable = !o.checkpoint_dir.empty();
+    if (resumed) {
+      FS_ASSIGN_OR_RETURN(metrics, MetricsWriter::Resume(o.metrics_file, p.epoch, durable));
+    } else {
+      FS_ASSIGN_OR_RETURN(metrics, MetricsWriter::Create(o.metrics_file, durable));
+    }
   }
 
   *out = TrainSummary();
-  double best_val = -1.0;
-  RankMetrics best_test;
-  int since_best = 0;
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
+  for (int epoch = p.epoch; epoch < o.epochs && !p.stopped_early; ++epoch) {
     Stopwatch watch;
     double loss = 0.0;
     int64_t hits = 0, misses = 0;
@@ -506,13 +563,13 @@ Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSu
       line.update(MetricsJson("test_", test));
       line["eval_seconds"] = eval_seconds;
       em.eval_seconds = eval_seconds;
-      if (val.mrr > best_val) {  // ties keep the first epoch
-        best_val = val.mrr;
-        best_test = test;
-        out->best_epoch = epoch + 1;
-        since_best = 0;
+      if (val.mrr > p.best_val_mrr) {  // ties keep the first epoch
+        p.best_val_mrr = val.mrr;
+        p.best_test = RankValues(test);
+        p.best_epoch = epoch + 1;
+        p.since_best = 0;
       } else {
-        ++since_best;
+        ++p.since_best;
       }
       if (o.progress) {
         std::fprintf(stderr, "epoch %d/%d  loss %.4f  val_mrr %.4f  test_mrr %.4f  test_hits10 %.4f  (%.1f s + eval %.1f s)\n",
@@ -521,29 +578,25 @@ Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSu
     } else if (o.progress) {
       std::fprintf(stderr, "epoch %d/%d  loss %.4f  (%.1f s)\n", epoch + 1, o.epochs, loss, train_seconds);
     }
-    if (metrics) FS_RETURN_IF_ERROR(metrics->Write(line));
+    p.epoch = epoch + 1;
+    p.stopped_early = o.patience > 0 && evaluate && p.since_best >= o.patience;
+    // The line first, then the checkpoint (the order MetricsWriter relies on).
+    if (metrics) FS_RETURN_IF_ERROR(metrics->WriteLine(line, /*ends_epoch=*/true));
+    if (!o.checkpoint_dir.empty()) FS_RETURN_IF_ERROR(trainer.Save(o.checkpoint_dir, &p));
     out->history.push_back(em);
-    out->epochs_completed = epoch + 1;
     if (callbacks.on_epoch) callbacks.on_epoch(em);
-    if (o.patience > 0 && evaluate && since_best >= o.patience) {
-      out->stopped_early = true;
-      break;
-    }
   }
-  out->best_val_mrr = best_val < 0 ? 0.0 : best_val;
-  out->test_mrr = best_test.mrr;
-  out->test_hits10 = best_test.hits10;
-  if (metrics) {
-    FS_RETURN_IF_ERROR(metrics->Write({{"final", true},
-                                       {"best_epoch", out->best_epoch},
-                                       {"val_mrr", out->best_val_mrr},
-                                       {"test_mrr", best_test.mrr},
-                                       {"test_hits1", best_test.hits1},
-                                       {"test_hits3", best_test.hits3},
-                                       {"test_hits10", best_test.hits10},
-                                       {"epochs", out->epochs_completed},
-                                       {"stopped_early", out->stopped_early}}));
+  if (resumed && out->history.empty()) {
+    FS_LOG(INFO) << "resume: the run in " << o.checkpoint_dir << " has finished (" << p.epoch
+                 << " epochs); nothing to train";
   }
+  out->epochs_completed = p.epoch;
+  out->stopped_early = p.stopped_early;
+  out->best_epoch = p.best_epoch;
+  out->best_val_mrr = p.best_val_mrr < 0 ? 0.0 : p.best_val_mrr;
+  out->test_mrr = p.best_test.mrr;
+  out->test_hits10 = p.best_test.hits10;
+  if (metrics) FS_RETURN_IF_ERROR(metrics->WriteFinalText(LinkFinalLine(p, p.epoch)));
   if (!o.export_dir.empty()) FS_RETURN_IF_ERROR(trainer.Export(o.export_dir));
   return Status::OK();
 }

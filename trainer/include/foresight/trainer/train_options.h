@@ -205,6 +205,12 @@ struct TrainOptions {
   // negatives) or "logistic" (softplus of -positive and of each negative,
   // negatives averaged). Default: softmax
   std::string loss = "softmax";
+  // softmax only: add log(entities / negatives) to every negative's logit,
+  // each uniform negative standing for that many entities, so the loss
+  // estimates the softmax over every entity (the 1-vs-all objective of the
+  // published recipes) instead of a much easier one over the chunk's
+  // negatives. Needs uniform sampling. Default: false
+  bool sampled_softmax = false;
   // Regularisation of the positives' head, relation and tail rows: "none",
   // "l2" (sum of squares) or "l3" (sum of cubed moduli, N3), times
   // regularization_weight, averaged over the batch. Default: none
