@@ -222,7 +222,14 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
     FS_RETURN_IF_ERROR(runner->TrainEpoch(epoch, &m));
     m.epoch_seconds = watch.Lap();
     m.allreduce_seconds = data_parallel.allreduce_seconds;
+    if (ranks > 1 && writer && options.progress && data_parallel.steps > 0) {
+      FS_LOG(INFO) << "epoch " << m.epoch << ": " << data_parallel.steps << " steps, gradient exchange "
+                   << m.allreduce_seconds << " s of " << m.epoch_seconds << " s training ("
+                   << data_parallel.allreduce_bytes / data_parallel.steps << " bytes per step and rank)";
+    }
     data_parallel.allreduce_seconds = 0;
+    data_parallel.allreduce_bytes = 0;
+    data_parallel.steps = 0;
     FS_RETURN_IF_ERROR(runner->Evaluate(&m.val_acc, &m.test_acc));
     m.eval_seconds = watch.Lap();
     if (m.epoch_seconds > 0) {
