@@ -1,11 +1,15 @@
 // `foresight train DATASET [flags] [--config FILE]`: every TrainKey is a
 // flag; flags given explicitly override the config file.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 
 #include "command.h"
+#include "foresight/core/communicator.h"
 #include "foresight/core/logging.h"
 #include "foresight/core/progress.h"
+#include "foresight/core/thread_pool.h"
 #include "foresight/trainer/train_device.h"
 #include "foresight/trainer/trainer.h"
 #include "train_settings.h"
@@ -30,6 +34,12 @@ std::string FlagTypeName(const TrainKey& key) {
         return "INT";
       },
       key.field);
+}
+
+// Ranks of this job on this machine (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE; 1 without mpirun).
+int LocalRanks() {
+  const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  return v != nullptr && std::atoi(v) > 1 ? std::atoi(v) : 1;
 }
 
 bool IsBool(const TrainKey& key) {
@@ -81,6 +91,11 @@ class TrainCommand : public Command {
   }
 
   Status Run() override {
+    // Under mpirun: the MPI world (log lines then start "[rank r/N] ").
+    FS_ASSIGN_OR_RETURN(Communicator * world, WorldCommunicator());
+    // --threads is per rank; left out, the ranks on this machine share its CPUs.
+    const int local_ranks = LocalRanks();
+    if (options_.threads == 0 && local_ranks > 1) options_.threads = std::max(1, OnlineCpus() / local_ranks);
     UseThreads(options_.threads);
     SetProgressEnabled(options_.progress);
     // options_.progress: the trainer's own display (epoch status lines and
@@ -88,8 +103,12 @@ class TrainCommand : public Command {
     // no info or warning logs, no result line (the metrics file has it).
     if (!options_.progress && GetLogLevel() < LogLevel::kError) SetLogLevel(LogLevel::kError);
     trainer::TrainSummary summary;
-    FS_RETURN_IF_ERROR(trainer::Train(options_, &summary));
-    if (!options_.progress) return Status::OK();
+    const Status trained = trainer::Train(options_, trainer::TrainCallbacks(), world, &summary);
+    // One rank's error ends every rank now (the others would wait for it
+    // in their next collective).
+    if (!trained.ok() && world->size() > 1) world->Abort(trained.ToString(), 1);
+    FS_RETURN_IF_ERROR(trained);
+    if (!options_.progress || world->rank() != 0) return Status::OK();
     if (options_.model == "dlrm") {
       std::printf("epochs %d, best epoch %d: val_auc %.4f test_auc %.4f test_logloss %.4f\n",
                   summary.epochs_completed, summary.best_epoch, summary.best_val_auc, summary.test_auc,

@@ -24,6 +24,7 @@ LogLevel LevelFromEnv() {
 std::atomic<int> g_level{static_cast<int>(LevelFromEnv())};
 std::mutex g_log_mu;
 std::string g_status_line;  // guarded by g_log_mu
+std::string g_prefix;       // guarded by g_log_mu
 
 const char* Tag(LogLevel l) {
   switch (l) {
@@ -44,9 +45,15 @@ void LogLine(LogLevel level, const std::string& text) {
   std::lock_guard<std::mutex> lock(g_log_mu);
   // "\r\033[K" clears a progress line the display may have left on a tty.
   const bool tty = isatty(STDERR_FILENO);
-  std::fprintf(stderr, "%sforesight %s: %s\n", tty ? "\r\033[K" : "", Tag(level), text.c_str());
+  std::fprintf(stderr, "%sforesight %s: %s%s\n", tty ? "\r\033[K" : "", Tag(level), g_prefix.c_str(),
+               text.c_str());
   if (tty && !g_status_line.empty()) std::fputs(g_status_line.c_str(), stderr);
   std::fflush(stderr);
+}
+
+void SetLogPrefix(const std::string& prefix) {
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  g_prefix = prefix;
 }
 
 void SetTerminalStatusLine(const std::string& text) {

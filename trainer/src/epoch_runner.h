@@ -18,6 +18,7 @@
 #include "foresight/trainer/models.h"
 #include "foresight/trainer/train_options.h"
 #include "foresight/trainer/trainer.h"
+#include "data_parallel.h"
 #include "node_data.h"
 #include "node_input.h"
 
@@ -33,6 +34,9 @@ struct RunState {
   autograd::Optimizer* optimizer = nullptr;
   // Runners call on_batch with the epoch counted from 1 (TrainCallbacks').
   const TrainCallbacks* callbacks = nullptr;
+  // Several ranks: each step's gradients are summed across them (null or
+  // one rank: a one-process run).
+  DataParallel* data_parallel = nullptr;
 };
 
 class EpochRunner {
@@ -55,6 +59,7 @@ struct StepResult {
   double loss = 0;
   int64_t correct = 0;
   int64_t counted = 0;
+  int64_t seeds = 0;  // the batch's seeds (all ranks' parts when data parallel)
 };
 
 // One optimisation step: forward through `blocks` from x, log-softmax + NLL

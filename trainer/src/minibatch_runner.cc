@@ -16,6 +16,7 @@
 #include "foresight/core/allocator.h"
 #include "foresight/core/caching_allocator.h"
 #include "foresight/core/logging.h"
+#include "foresight/core/test_kill_point.h"
 #include "foresight/sampler/neighbor_sampler.h"
 #include "foresight/sampler/partition_order.h"
 #include "foresight/sampler/seed_order.h"
@@ -26,6 +27,7 @@
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline_setup.h"
 #include "progress_reporter.h"
+#include "rank_share_order.h"
 
 namespace foresight::trainer::internal {
 
@@ -145,7 +147,7 @@ class MiniBatchRunner : public EpochRunner {
       loss_sum += r.loss;
       correct += r.correct;
       counted += r.counted;
-      m->seeds += batch->sampled.seeds.numel();
+      m->seeds += r.seeds;
       m->sampled_edges += batch->sampled.sampled_edges;
       batch->x = Tensor();  // compute is done with the batch's buffers
       batch->sampled = sampler::SampledBatch();
@@ -155,6 +157,7 @@ class MiniBatchRunner : public EpochRunner {
       next_seq_ = first + b + 1;
       if (state_.callbacks->on_stages) state_.callbacks->on_stages(StagesOf(pipeline_->PeekEpoch(epoch)));
       if (state_.callbacks->on_batch) state_.callbacks->on_batch(epoch + 1, b, nb, r.loss);
+      TestKillPoint("train.step");  // the multi-rank kill test's mid-epoch point
     }
     FS_RETURN_IF_ERROR(pipeline_->WaitReleased(first + nb - 1));
     if (first + nb == pipeline_->config().end_seq) FS_RETURN_IF_ERROR(pipeline_->Finish());
@@ -352,6 +355,12 @@ class MiniBatchRunner : public EpochRunner {
     PipelineConfig c;
     c.ctx = state_.ctx;
     c.order = order_.get();
+    if (state_.data_parallel != nullptr && state_.data_parallel->comm->size() > 1) {
+      // This rank samples and reads only its part of each global batch.
+      const Communicator& comm = *state_.data_parallel->comm;
+      share_order_ = std::make_unique<RankShareOrder>(order_.get(), comm.rank(), comm.size());
+      c.order = share_order_.get();
+    }
     c.graph = state_.data->graph;
     c.fanouts = o.fanouts;
     c.seed = o.seed;
@@ -403,6 +412,7 @@ class MiniBatchRunner : public EpochRunner {
   // Builds evaluation's full-neighbour blocks (the sample stage has its own).
   std::unique_ptr<sampler::NeighborSampler> sampler_;
   std::unique_ptr<sampler::BatchOrder> order_;
+  std::unique_ptr<RankShareOrder> share_order_;  // order_'s part for this rank (several ranks)
   const sampler::PartitionOrder* partition_order_ = nullptr;  // order_, when partition
   std::unique_ptr<storage::RowStore> store_;
   Tensor host_rows_;  // store_'s rows when in memory (memory, mmap): the direct row path reads them

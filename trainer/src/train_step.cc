@@ -25,6 +25,11 @@ Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autogr
   state.optimizer->ZeroGrad();
   FS_RETURN_IF_ERROR(tape.Backward(loss));
   m->backward_seconds += watch.Lap();
+  result->seeds = labels.numel();
+  if (state.data_parallel != nullptr && state.data_parallel->comm->size() > 1) {
+    FS_RETURN_IF_ERROR(AllReduceStep(state.data_parallel, state.optimizer->params(), labels.numel(), result));
+    watch.Lap();  // its time is the exchange's (DataParallel), not the optimizer's
+  }
 
   FS_RETURN_IF_ERROR(state.optimizer->Step(state.ctx));
   m->optimizer_seconds += watch.Lap();

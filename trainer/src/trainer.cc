@@ -92,9 +92,24 @@ Status Train(const TrainOptions& options, TrainSummary* out) {
 }
 
 Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out) {
+  FS_ASSIGN_OR_RETURN(Communicator * world, WorldCommunicator());
+  return Train(options, callbacks, world, out);
+}
+
+Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Communicator* comm, TrainSummary* out) {
   FS_RETURN_IF_ERROR(options.Validate());
   FS_RETURN_IF_ERROR(CheckTrainDevice(options));
   *out = TrainSummary();
+  const int ranks = comm->size();
+  if (ranks > 1 && (options.task == "link" || options.model == "dlrm")) {
+    return Unimplemented("training on " + std::to_string(ranks) + " ranks: " +
+                         (options.task == "link" ? std::string("link prediction") : std::string("dlrm")) +
+                         " does not run on several ranks yet (its embedding tables are not sharded); "
+                         "data-parallel training covers GNN node classification");
+  }
+  FS_RETURN_IF_ERROR(internal::CheckDataParallel(options, ranks));
+  // Rank 0 alone writes the metrics file and the checkpoints.
+  const bool writer = comm->rank() == 0;
   if (options.task == "link") return internal::TrainLink(options, callbacks, out);
   if (options.model == "dlrm") return internal::TrainDlrm(options, callbacks, out);
   // A click log given to a GNN: say which model reads it.
@@ -106,11 +121,13 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   // The checkpoint directory is this run's until it returns; what killed
   // runs left half written in it goes first.
   std::unique_ptr<internal::CheckpointDirLock> checkpoint_lock;
-  if (!options.checkpoint_dir.empty()) {
+  if (!options.checkpoint_dir.empty() && writer) {
     FS_ASSIGN_OR_RETURN(checkpoint_lock, internal::CheckpointDirLock::Acquire(options.checkpoint_dir));
     FS_RETURN_IF_ERROR(internal::TestPoint("checkpoint.locked"));
     FS_RETURN_IF_ERROR(internal::RemoveCheckpointLeftovers(options.checkpoint_dir));
   }
+  // The other ranks read a resumed checkpoint once rank 0 has cleaned up.
+  if (ranks > 1) FS_RETURN_IF_ERROR(comm->Barrier());
   ThreadPool pool(options.threads);
   const ExecContext ctx = CpuContext(options.seed, &pool);
 
@@ -150,7 +167,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   // With checkpoints, each metrics line is made durable before its epoch's
   // checkpoint commits: see MetricsWriter for why that keeps the file exact.
   std::unique_ptr<internal::MetricsWriter> metrics;
-  if (!options.metrics_file.empty()) {
+  if (!options.metrics_file.empty() && writer) {
     const bool durable = !options.checkpoint_dir.empty();
     if (resumed) {
       FS_ASSIGN_OR_RETURN(metrics, internal::MetricsWriter::Resume(options.metrics_file, state.epoch, durable));
@@ -161,7 +178,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
 
   // The runners report to the caller's observers or, when it gave none, to
   // the built-in progress display (a caller with observers draws its own).
-  const bool own_display = options.progress && !callbacks.on_batch && !callbacks.on_epoch;
+  const bool own_display = options.progress && writer && !callbacks.on_batch && !callbacks.on_epoch;
   internal::ProgressReporter reporter(options.epochs);
   // One line says where a resumed run continues: the progress display's, or
   // the log's for callers that draw their own.
@@ -191,6 +208,9 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   run.model = model.get();
   run.optimizer = optimizer.get();
   run.callbacks = &observers;
+  internal::DataParallel data_parallel;
+  data_parallel.comm = comm;
+  if (ranks > 1) run.data_parallel = &data_parallel;
   FS_ASSIGN_OR_RETURN(std::unique_ptr<internal::EpochRunner> runner,
                       options.full_graph ? internal::MakeFullGraphRunner(run)
                                          : internal::MakeMiniBatchRunner(run));
@@ -201,6 +221,15 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
     Stopwatch watch;
     FS_RETURN_IF_ERROR(runner->TrainEpoch(epoch, &m));
     m.epoch_seconds = watch.Lap();
+    m.allreduce_seconds = data_parallel.allreduce_seconds;
+    if (ranks > 1 && writer && options.progress && data_parallel.steps > 0) {
+      FS_LOG(INFO) << "epoch " << m.epoch << ": " << data_parallel.steps << " steps, gradient exchange "
+                   << m.allreduce_seconds << " s of " << m.epoch_seconds << " s training ("
+                   << data_parallel.allreduce_bytes / data_parallel.steps << " bytes per step and rank)";
+    }
+    data_parallel.allreduce_seconds = 0;
+    data_parallel.allreduce_bytes = 0;
+    data_parallel.steps = 0;
     FS_RETURN_IF_ERROR(runner->Evaluate(&m.val_acc, &m.test_acc));
     m.eval_seconds = watch.Lap();
     if (m.epoch_seconds > 0) {
@@ -224,7 +253,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
     // The line first, then the checkpoint (the order MetricsWriter relies on).
     if (metrics) FS_RETURN_IF_ERROR(metrics->WriteEpoch(m));
     FS_RETURN_IF_ERROR(internal::TestPoint("metrics.epoch-written"));
-    if (!options.checkpoint_dir.empty()) {
+    if (!options.checkpoint_dir.empty() && writer) {
       FS_RETURN_IF_ERROR(internal::SaveCheckpoint(options.checkpoint_dir, *model, *optimizer, improved, &state,
                                                   input.learned.get()));
     }

@@ -17,6 +17,9 @@ void LogLine(LogLevel level, const std::string& text);
 // stderr now, and LogLine redraws it below every log line while it is
 // non-empty. "" removes it. Only call when stderr is a terminal.
 void SetTerminalStatusLine(const std::string& text);
+// Text every later log line starts with after "foresight LEVEL: " (a
+// multi-rank job sets "[rank r/N] "). Thread-safe.
+void SetLogPrefix(const std::string& prefix);
 
 class LogMessage {
  public:

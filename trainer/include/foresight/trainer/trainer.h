@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "foresight/core/communicator.h"
 #include "foresight/core/status.h"
 #include "foresight/trainer/train_options.h"
 
@@ -40,6 +41,9 @@ struct EpochMetrics {
   // Phases of the training time, and the evaluation time.
   double sample_seconds = 0, gather_seconds = 0, forward_seconds = 0, backward_seconds = 0,
          optimizer_seconds = 0, eval_seconds = 0;
+  // Several ranks: seconds in the steps' gradient exchanges (waiting for
+  // the other ranks included). Not in the metrics file.
+  double allreduce_seconds = 0;
   // Mini-batch training: the feature cache and store I/O of the epoch's
   // batches (attributed by batch: a lookahead read for the next epoch counts
   // there), store device bytes after alignment; the cache's initial fill
@@ -91,5 +95,13 @@ struct TrainCallbacks {
 // (core/progress.h); a caller that passes callbacks draws its own.
 Status Train(const TrainOptions& options, TrainSummary* out);
 Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out);
+// The same on the ranks of `comm` (the two above use WorldCommunicator():
+// the MPI world under mpirun, else one process). With several ranks every
+// rank calls this with the same options; each trains its part of every
+// global batch and the gradients are summed (GNN mini-batch training), so
+// the steps are the one-rank run's; rank 0 alone writes the metrics file,
+// the checkpoints and the progress display, and every rank's *out holds
+// the same figures.
+Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Communicator* comm, TrainSummary* out);
 
 }  // namespace foresight::trainer

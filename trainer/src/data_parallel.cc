@@ -1,0 +1,93 @@
+#include "data_parallel.h"
+
+#include <cstring>
+
+#include "epoch_runner.h"
+#include "foresight/core/stopwatch.h"
+
+namespace foresight::trainer::internal {
+
+Status CheckDataParallel(const TrainOptions& o, int ranks) {
+  if (ranks <= 1) return Status::OK();
+  const std::string prefix = "training on " + std::to_string(ranks) + " ranks: ";
+  if (o.full_graph) {
+    return Unimplemented(prefix + "full_graph takes one step over the whole graph; data-parallel training splits "
+                                  "mini-batches (leave out --full-graph)");
+  }
+  if (o.dropout > 0) {
+    // Masks are drawn by element position in the batch's activations,
+    // which a rank's part does not share with the one-rank batch.
+    return Unimplemented(prefix + "dropout masks are keyed by row position in the batch, so a rank's part would "
+                                  "draw other masks than the one-rank batch; use --dropout 0");
+  }
+  if (o.node_features != "file" && o.node_features != "degree") {
+    return Unimplemented(prefix + "node_features " + o.node_features +
+                         " trains an input table that is not yet shared between ranks; use file or degree");
+  }
+  if (o.sampling == "resident") {
+    return Unimplemented(prefix + "sampling resident keeps a rank's partitions in memory, which ranks do not "
+                                  "own yet; use --sampling full");
+  }
+  return Status::OK();
+}
+
+Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
+                     StepResult* result) {
+  Stopwatch watch;
+  Communicator& comm = *dp->comm;
+  // First the batch's figures, and which parameters have a gradient on
+  // some rank (a rank whose part reached none still sends zeros for them).
+  const size_t kFixed = 4;
+  std::vector<double> stats(kFixed + params.size());
+  stats[0] = result->loss * static_cast<double>(result->counted);
+  stats[1] = static_cast<double>(result->correct);
+  stats[2] = static_cast<double>(result->counted);
+  stats[3] = static_cast<double>(local_seeds);
+  for (size_t i = 0; i < params.size(); ++i) stats[kFixed + i] = params[i]->grad().defined() ? 1 : 0;
+  FS_RETURN_IF_ERROR(comm.AllReduceSum(stats.data(), static_cast<int64_t>(stats.size())));
+  const double counted = stats[2];
+  // This rank's gradients are of the mean over its `counted` scored seeds;
+  // the global mean's are the sum of them weighted by counted / total.
+  const float scale = counted > 0 ? static_cast<float>(static_cast<double>(result->counted) / counted) : 0.0f;
+
+  int64_t total = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (stats[kFixed + i] > 0) total += params[i]->value().numel();
+  }
+  std::vector<float> flat(static_cast<size_t>(total), 0.0f);
+  int64_t at = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (stats[kFixed + i] == 0) continue;
+    const autograd::Parameter& p = *params[i];
+    const int64_t n = p.value().numel();
+    if (p.grad().defined()) {
+      if (!p.grad().is_contiguous() || p.grad().numel() != n) {
+        return Internal("data parallel: the gradient of " + p.name() + " is " + p.grad().ToString());
+      }
+      const float* g = p.grad().data<float>();
+      for (int64_t k = 0; k < n; ++k) flat[at + k] = g[k] * scale;
+    }
+    at += n;
+  }
+  FS_RETURN_IF_ERROR(comm.AllReduceSum(flat.data(), total));
+  at = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (stats[kFixed + i] == 0) continue;
+    autograd::Parameter& p = *params[i];
+    const int64_t n = p.value().numel();
+    if (!p.grad().defined()) p.mutable_grad() = Tensor::Zeros(p.value().shape(), DType::kF32);
+    std::memcpy(p.mutable_grad().data<float>(), flat.data() + at, static_cast<size_t>(n) * sizeof(float));
+    at += n;
+  }
+
+  result->loss = counted > 0 ? stats[0] / counted : 0.0;
+  result->correct = static_cast<int64_t>(stats[1]);
+  result->counted = static_cast<int64_t>(counted);
+  result->seeds = static_cast<int64_t>(stats[3]);
+  dp->allreduce_seconds += watch.Lap();
+  dp->allreduce_bytes += total * static_cast<int64_t>(sizeof(float));
+  ++dp->steps;
+  return Status::OK();
+}
+
+}  // namespace foresight::trainer::internal

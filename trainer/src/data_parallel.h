@@ -1,0 +1,42 @@
+// Data-parallel GNN training across the ranks of a communicator: which
+// runs it supports, and the per-step exchange that makes N ranks take the
+// step one rank would. Each rank's loss is the mean over its part of the
+// global batch; scaling its gradients by its share of the batch's scored
+// seeds before the sum gives the gradient of the global batch's mean loss
+// (not a mean of the ranks' means, which would weight a short part as
+// much as a full one). Private to the trainer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "foresight/autograd/tape.h"
+#include "foresight/core/communicator.h"
+#include "foresight/core/status.h"
+#include "foresight/trainer/train_options.h"
+
+namespace foresight::trainer::internal {
+
+struct StepResult;
+
+// The job's ranks and what their exchanges cost, shared by the runner's
+// steps. One per Train call.
+struct DataParallel {
+  Communicator* comm = nullptr;
+  double allreduce_seconds = 0;  // in the steps' exchanges, waiting for peers included
+  int64_t allreduce_bytes = 0;   // gradient bytes each rank sent into the sums
+  int64_t steps = 0;
+};
+
+// OK when `o` trains a GNN in a way N > 1 ranks reproduce exactly; else
+// Unimplemented naming the option and what to use.
+Status CheckDataParallel(const TrainOptions& o, int ranks);
+
+// After this rank's backward of its part of the batch: sums the ranks'
+// scaled gradients of `params` (every rank then holds the same ones) and
+// turns *result (this rank's mean loss, correct and counted) and
+// `local_seeds` into the global batch's figures (result->seeds too).
+Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
+                     StepResult* result);
+
+}  // namespace foresight::trainer::internal
