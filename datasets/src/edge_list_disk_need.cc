@@ -20,10 +20,18 @@ int64_t FileBytes(const std::string& path) {
   return !path.empty() && ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
 }
 
-std::string ParentDir(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
+// The nearest folder above `path` that exists (the dataset writer makes
+// the missing ones): the filesystem the output will land on.
+std::string ExistingParentDir(const std::string& path) {
+  std::string dir = path;
+  while (true) {
+    const size_t slash = dir.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    dir = slash == 0 ? "/" : dir.substr(0, slash);
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return dir;
+    if (dir == "/") return dir;
+  }
 }
 
 }  // namespace
@@ -54,11 +62,11 @@ StatusOr<int64_t> CheckEdgeListDiskSpace(const PreprocessOptions& o, int64_t spi
   // features and labels as given, the split ids and indptr (8 bytes per
   // node; nodes <= edges + 1 bounded by the input's size).
   const int64_t dataset = edges * 4 + FileBytes(o.features) + FileBytes(o.labels) + edges / 2 * 8;
-  std::vector<DiskNeed> needs = {{ParentDir(o.output), dataset, "the dataset"}};
+  std::vector<DiskNeed> needs = {{ExistingParentDir(o.output), dataset, "the dataset"}};
   if (spilled > 0) needs.push_back({temp, spilled, "spilled edge runs"});
   LogLine(LogLevel::kInfo, "preprocess: about " + std::to_string(*estimated) + " edges in " + o.edges +
                                " (estimated from its first 4 MiB); disk needed: about " + FormatDiskBytes(dataset) +
-                               " for the dataset in " + ParentDir(o.output) +
+                               " for the dataset in " + ExistingParentDir(o.output) +
                                (spilled > 0 ? " and " + FormatDiskBytes(spilled) + " of spilled runs in " + temp
                                             : std::string(" (no spill: the edges fit the budget)")));
   FS_RETURN_IF_ERROR(CheckDiskSpace(needs));
