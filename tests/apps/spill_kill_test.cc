@@ -1,7 +1,8 @@
 // An edge-list preprocessing run killed (SIGKILL) after it spilled sorted
 // runs leaves nothing in its --temp-dir (the runs are unlinked as soon as
 // they are created) and no output; the same command then completes. Also:
-// the run logs its edge estimate and the disk space it needs up front.
+// the run logs its edge estimate and the disk space it needs up front, and
+// a budget below what the process already holds is said.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -35,6 +36,10 @@ TEST(SpillKillTest, KilledAfterASpillLeavesNoSpillFilesAndTheRerunCompletes) {
   EXPECT_TRUE(killed.code == -1 || killed.code == 137)
       << "expected a SIGKILL at the third spilled run, got exit code " << killed.code << "; stderr: " << killed.err;
   EXPECT_NE(killed.err.find("edge-sort.run-spilled"), std::string::npos) << killed.err;
+  // --memory-budget is the process's peak RSS: 1 MiB is below what the
+  // process holds before it starts, which is said.
+  EXPECT_NE(killed.err.find("is below what this process holds before it starts"), std::string::npos)
+      << killed.err;
   EXPECT_EQ(testing::Entries(temp), std::vector<std::string>{".keep"}) << "spill files left behind";
   EXPECT_FALSE(testing::PathExists(dir.File("out/manifest.json")));
 
