@@ -7,6 +7,7 @@
 #include "command.h"
 #include "foresight/core/context.h"
 #include "foresight/core/progress.h"
+#include "foresight/datasets/edge_list_text.h"
 #include "foresight/datasets/generate.h"
 
 namespace foresight::apps {
@@ -49,6 +50,10 @@ class GenerateGraphCommand : public Command {
     app->add_flag("--undirected", o.undirected, "Add v -> u for every u -> v");
     app->add_option("--feature-dtype", o.feature_dtype, "Stored feature type (default: f32)")
         ->type_name("f32|f16");
+    app->add_option("--edge-list", edge_list_,
+                    "Also write the edges as a text edge list ('src dst' lines; gzip when FILE ends in .gz), "
+                    "the input `preprocess --format edgelist` reads")
+        ->type_name("FILE");
     tool_flags_.Add(app, &o.temp_dir);
   }
 
@@ -71,12 +76,19 @@ class GenerateGraphCommand : public Command {
                 options_.output.c_str(), static_cast<long long>(r.num_nodes),
                 static_cast<long long>(r.num_edges), static_cast<long long>(r.num_train),
                 static_cast<long long>(r.num_val), static_cast<long long>(r.num_test));
+    if (!edge_list_.empty()) {
+      datasets::EdgeListTextReport e;
+      FS_RETURN_IF_ERROR(datasets::WriteEdgeListText(options_.output, edge_list_, /*progress=*/true, &e));
+      std::printf("wrote %s: %lld edges, %lld bytes\n", edge_list_.c_str(), static_cast<long long>(e.edges),
+                  static_cast<long long>(e.bytes));
+    }
     return Status::OK();
   }
 
  private:
   datasets::GenerateGraphOptions options_;
   std::string rmat_;
+  std::string edge_list_;
   bool no_multi_edges_ = false;
   DatasetToolFlags tool_flags_;
 };

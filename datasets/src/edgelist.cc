@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "foresight/datasets/tokenizer.h"
+#include "foresight/core/progress.h"
 #include "preprocess_internal.h"
 #include "row_reader.h"
 
@@ -134,7 +135,18 @@ Status ReadTextEdges(Job* job, const std::string& path, int64_t n) {
   ro.test = [string_ids](const Row& first, const Row* second) { return EdgeHeaderTest(string_ids, first, second); };
   FS_ASSIGN_OR_RETURN(auto r, RowReader::Open(path, std::move(ro)));
   if (!r->header().empty()) job->source["edge_file"] = {{"header", r->header()}};
+  // Reading and sorting a billion lines takes a while: progress against the
+  // up-front estimate, with rate and time left.
+  ProgressOptions po;
+  po.unit = "edges";
+  Progress progress("read edges " + path, job->estimated_edges, po);
+  constexpr int64_t kProgressEvery = 1 << 16;
+  int64_t unreported = 0;
   while (r->Next()) {
+    if (++unreported == kProgressEvery) {
+      progress.Advance(unreported);
+      unreported = 0;
+    }
     const Row& f = r->fields();
     if (f.size() != 2) return r->Error("expected 2 columns, got " + std::to_string(f.size()));
     int64_t u, v;
@@ -148,6 +160,8 @@ Status ReadTextEdges(Job* job, const std::string& path, int64_t n) {
     FS_RETURN_IF_ERROR(job->builder->Add(u, v));
   }
   FS_RETURN_IF_ERROR(r->status());
+  progress.Advance(unreported);
+  progress.Finish(std::to_string(r->rows()) + " edges read");
   if (r->rows() == 0 && !job->opt->allow_empty_edges) {
     return InvalidArgument(path + ": no edges (" +
                            (r->lines_read() == 0 ? std::string("the file is empty")

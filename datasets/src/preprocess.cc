@@ -186,6 +186,11 @@ nlohmann::json OptionsJson(const PreprocessOptions& o) {
 
 Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport* report) {
   FS_RETURN_IF_ERROR(ValidateOptions(o));
+  // 16 bytes a spilled edge: CsrBuilder's (dst, src) pair.
+  int64_t estimated_edges = 0;
+  if (o.format == InputFormat::kEdgeList) {
+    FS_ASSIGN_OR_RETURN(estimated_edges, internal::CheckEdgeListDiskSpace(o, 16));
+  }
   FS_ASSIGN_OR_RETURN(auto writer, storage::DatasetWriter::Create(o.output, o.overwrite));
   graph::CsrBuildOptions bo;
   bo.memory_budget_bytes = o.memory_budget_bytes;
@@ -201,6 +206,7 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
   job.writer = writer.get();
   job.builder = builder.get();
   job.pool = bo.pool;
+  job.estimated_edges = estimated_edges;
   job.feature_dtype = o.feature_dtype == "f16" ? DType::kF16 : DType::kF32;
   switch (o.format) {
     case InputFormat::kLinqs: FS_RETURN_IF_ERROR(internal::ReadLinqs(&job)); break;

@@ -75,6 +75,7 @@ struct Job {
   DType feature_dtype = DType::kF32;
 
   int64_t num_nodes = -1;  // -1 until known
+  int64_t estimated_edges = 0;  // edge-list lines expected (progress); 0 = unknown
   int64_t feature_dim = -1;  // -1: no features written yet
   bool sparse_features = false;  // the CSR feature arrays were written (not features.npy)
   std::vector<int64_t> labels;  // empty or [num_nodes]; -1 unlabelled
@@ -107,6 +108,12 @@ Status ReadTextLabels(Job* job, const std::string& path, int64_t n, LabelFileInf
 // Format readers: fill the builder, features (features.npy), labels, ids.
 Status ReadLinqs(Job* job);
 Status ReadEdgeList(Job* job);
+// Before an edge-list run: estimates the edges (disk_space.h), logs the
+// disk space the spilled runs (`spill_edge_bytes` per edge) and the dataset
+// need, and refuses (ResourceExhausted naming the folders, bytes needed
+// and free) when they do not fit.
+// Returns the estimated edge count (0 when not estimated).
+StatusOr<int64_t> CheckEdgeListDiskSpace(const PreprocessOptions& o, int64_t spill_edge_bytes);
 Status ReadOgb(Job* job);
 
 // Streams an .npy feature matrix ([N, F], any numeric dtype) into `sink`-

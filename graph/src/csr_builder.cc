@@ -13,6 +13,8 @@
 #include <queue>
 #include <utility>
 
+#include "foresight/core/progress.h"
+#include "foresight/core/test_kill_point.h"
 #include "foresight/storage/npy.h"
 
 namespace foresight::graph {
@@ -190,6 +192,8 @@ Status CsrBuilder::SpillRun() {
   run_sizes_.push_back(size_);
   ++stats_.num_runs;
   size_ = 0;
+  // Tests kill here to check that a run's spill files die with it.
+  TestKillPoint("edge-sort.run-spilled");
   return Status::OK();
 }
 
@@ -248,6 +252,14 @@ Status CsrBuilder::Finish(int64_t num_nodes, const std::string& indptr_path, con
     return s;
   };
 
+  // The merge reads every buffered edge once: its progress, with rate and
+  // time left (on a billion edges it takes minutes).
+  int64_t total = size_;
+  for (int64_t n : run_sizes_) total += n;
+  ProgressOptions po;
+  po.unit = "edges";
+  Progress progress("merge sorted edge runs", total, po);
+  int64_t popped = 0;
   int64_t count = 0;     // edges written
   int64_t next_row = 0;  // next indptr entry to write
   bool have_prev = false;
@@ -255,6 +267,10 @@ Status CsrBuilder::Finish(int64_t num_nodes, const std::string& indptr_path, con
   while (!heap.empty()) {
     const auto [e, r] = heap.top();
     heap.pop();
+    if (++popped == kOutBlock) {
+      progress.Advance(popped);
+      popped = 0;
+    }
     Edge nxt;
     FS_ASSIGN_OR_RETURN(bool more, readers[r]->Next(&nxt));
     if (more) heap.push({nxt, r});
@@ -285,7 +301,10 @@ Status CsrBuilder::Finish(int64_t num_nodes, const std::string& indptr_path, con
   for (int fd : run_fds_) close(fd);
   run_fds_.clear();
   FS_RETURN_IF_ERROR(indptr->Finish());
-  return indices->Finish();
+  FS_RETURN_IF_ERROR(indices->Finish());
+  progress.Advance(popped);
+  progress.Finish(std::to_string(count) + " edges written, " + std::to_string(stats_.num_runs) + " runs merged");
+  return Status::OK();
 }
 
 }  // namespace foresight::graph

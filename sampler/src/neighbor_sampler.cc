@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "foresight/core/mapped_pages.h"
 #include "foresight/kernels/ops.h"
 #include "local_id_map.h"
 
@@ -42,6 +43,30 @@ Status NeighborSampler::CheckGraph() const {
   }
   return Status::OK();
 }
+
+Status NeighborSampler::PageTopology() {
+  FS_RETURN_IF_ERROR(CheckGraph());
+  FS_RETURN_IF_ERROR(CheckReleasableMapping(graph_.indptr, "NeighborSampler: paged topology: graph.indptr"));
+  FS_RETURN_IF_ERROR(CheckReleasableMapping(graph_.indices, "NeighborSampler: paged topology: graph.indices"));
+  paged_ = true;
+  return Status::OK();
+}
+
+namespace {
+
+// Gives back the graph's pages when a paged sampler's call returns,
+// whatever it returns.
+struct TopologyRelease {
+  const kernels::Csr& graph;
+  bool paged;
+  ~TopologyRelease() {
+    if (!paged) return;
+    ReleaseMappedPages(graph.indptr);
+    ReleaseMappedPages(graph.indices);
+  }
+};
+
+}  // namespace
 
 Status NeighborSampler::CheckSourceMask(const Tensor& source_mask) const {
   const char* what = "NeighborSampler: source_mask";
@@ -120,6 +145,7 @@ Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int6
   }
   FS_RETURN_IF_ERROR(internal::LocalIdMap::CheckIds(seeds, "seeds"));
   if (source_mask != nullptr) FS_RETURN_IF_ERROR(CheckSourceMask(*source_mask));
+  TopologyRelease release{graph_, paged_};
   internal::ScopedReset reset(map_.get());
   const int num_layers = static_cast<int>(fanouts_.size());
   std::vector<kernels::Csr> blocks(num_layers);
@@ -159,6 +185,7 @@ Status NeighborSampler::FullNeighborBlock(const ExecContext& ctx, const Tensor& 
     return InvalidArgument("NeighborSampler::FullNeighborBlock: output pointer is null");
   }
   FS_RETURN_IF_ERROR(CheckGraph());
+  TopologyRelease release{graph_, paged_};
   internal::ScopedReset reset(map_.get());
   FS_RETURN_IF_ERROR(map_->Begin(graph_.num_dst(), dst_nodes, "dst_nodes"));
   kernels::Csr result;

@@ -49,6 +49,7 @@ io_depth: 16
 memory-budget: 1G
 order: partition
 sampling: resident
+topology: paged
 resident_partitions: 2
 node_features: degree
 bottom_mlp: [32, 16]
@@ -107,6 +108,7 @@ io-depth = 16
 memory_budget = 1073741824
 order = "partition"
 sampling = "resident"
+topology = "paged"
 resident-partitions = 2
 node-features = "degree"
 bottom_mlp = [32, 16]
@@ -164,6 +166,7 @@ std::vector<FlagValue> kFlags = {
     {"memory-budget", ConfigValue::Text("1G")},
     {"order", ConfigValue::Text("partition")},
     {"sampling", ConfigValue::Text("resident")},
+    {"topology", ConfigValue::Text("paged")},
     {"resident-partitions", ConfigValue::Text("2")},
     {"node-features", ConfigValue::Text("degree")},
     {"bottom-mlp", ConfigValue::Text("32,16")},
@@ -233,6 +236,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.memory_budget, int64_t{1} << 30);
   EXPECT_EQ(o.order, "partition");
   EXPECT_EQ(o.sampling, "resident");
+  EXPECT_EQ(o.topology, "paged");
   EXPECT_EQ(o.resident_partitions, 2);
   EXPECT_EQ(o.task, "link");
   EXPECT_EQ(o.negatives, 50);

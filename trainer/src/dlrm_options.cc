@@ -39,6 +39,7 @@ Status ValidateDlrmOptions(const TrainOptions& o) {
   else if (o.feature_store != d.feature_store) gnn_only = "feature_store";
   else if (o.order != d.order) gnn_only = "order";
   else if (o.sampling != d.sampling) gnn_only = "sampling";
+  else if (o.topology != d.topology) gnn_only = "topology";
   else if (o.resident_partitions != d.resident_partitions) gnn_only = "resident_partitions";
   else if (o.patience != d.patience) gnn_only = "patience";
   if (gnn_only != nullptr) {

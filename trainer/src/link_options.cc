@@ -85,6 +85,9 @@ Status TrainOptions::ValidateLink() const {
   }
   if (full_graph) return InvalidArgument("full_graph: applies to task node");
   if (order != "random") return Unimplemented("order: " + order + " is not built for task link yet (random only)");
+  if (topology != "mapped") {
+    return Unimplemented("topology: " + topology + " is not built for task link yet (mapped only)");
+  }
   if (memory_budget > 0) {
     return Unimplemented("memory_budget: task link sizes its cache from cache_size only (give cache_size)");
   }

@@ -50,6 +50,7 @@ class MiniBatchRunner : public EpochRunner {
     // Measured before anything of this run's size is allocated.
     const int64_t baseline = CurrentRssBytes() - MappedRssBytes(d.dir());
     sampler_ = std::make_unique<sampler::NeighborSampler>(state_.data->graph, o.fanouts, o.seed);
+    if (o.topology == "paged") FS_RETURN_IF_ERROR(sampler_->PageTopology());
     FS_RETURN_IF_ERROR(OpenInputStore(o, d));
     // Layer-wise evaluation reads every node's in-neighbours' rows, in no
     // useful order: with O_DIRECT each 512-byte row would cost a 4 KiB disk
@@ -362,6 +363,7 @@ class MiniBatchRunner : public EpochRunner {
       c.order = share_order_.get();
     }
     c.graph = state_.data->graph;
+    c.page_topology = o.topology == "paged";
     c.fanouts = o.fanouts;
     c.seed = o.seed;
     if (o.sampling == "resident") c.resident_order = partition_order_;

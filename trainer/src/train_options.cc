@@ -88,6 +88,9 @@ Status TrainOptions::Validate() const {
   if (feature_store != "memory" && feature_store != "mmap" && feature_store != "disk") {
     return InvalidArgument("feature_store: '" + feature_store + "' is not one of memory, mmap, disk");
   }
+  if (topology != "mapped" && topology != "paged") {
+    return InvalidArgument("topology: '" + topology + "' is not one of mapped, paged");
+  }
   if (cache_policy != "lookahead" && cache_policy != "lru" && cache_policy != "static") {
     return InvalidArgument("cache_policy: '" + cache_policy + "' is not one of lookahead, lru, static");
   }
@@ -123,6 +126,7 @@ Status TrainOptions::Validate() const {
     else if (order != "random") mini_batch_only = "order: partition";
     else if (sampling != "full") mini_batch_only = "sampling: resident";
     else if (memory_budget > 0) mini_batch_only = "memory_budget";
+    else if (topology != "mapped") mini_batch_only = "topology: paged";
     if (mini_batch_only != nullptr) {
       return InvalidArgument(std::string(mini_batch_only) +
                              " applies to mini-batch training; full_graph reads every feature at once");

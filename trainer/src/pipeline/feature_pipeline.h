@@ -106,6 +106,7 @@ struct PipelineConfig {
   ExecContext ctx;  // its pool is the CPU budget
   const sampler::BatchOrder* order = nullptr;  // outlives the pipeline
   kernels::Csr graph;                          // by destination, whole graph
+  bool page_topology = false;                  // the sampler gives back the CSR pages of each batch
   std::vector<int64_t> fanouts;
   uint64_t seed = 0;
   // Resident sampling (--sampling resident): batch (e, b) samples only

@@ -1,5 +1,7 @@
 #include "memory_plan.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -73,6 +75,32 @@ int64_t EvaluationLayerBytes(const MemoryInputs& in) {
   return o.memory_budget > 0 ? std::min(layers, o.memory_budget / 8) : layers;
 }
 
+int64_t TopologyPagesBytes(const MemoryInputs& in) {
+  const storage::Dataset& d = *in.dataset;
+  const TrainOptions& o = *in.options;
+  const int64_t n = std::max<int64_t>(1, d.num_nodes());
+  // Rows whose CSR entries one training batch reads: each hop's
+  // destinations (the last hop's sources are only looked up, never read).
+  int64_t rows = 0;
+  int64_t dst = std::min<int64_t>(o.batch_size, n);
+  for (int64_t f : o.fanouts) {
+    rows += dst;
+    dst = std::min<int64_t>(n, dst + (f < 0 ? d.num_edges() : dst * f));
+  }
+  // An evaluation chunk's destinations, read by evaluation's own sampler
+  // while the training pipeline may still sample ahead.
+  rows += std::min<int64_t>(o.eval_batch_size, n);
+  // Each row: a page of indptr, and its in-neighbour list (the mean's bytes
+  // spread over at most two pages more). A touched page is resident whole.
+  const int64_t page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+  const int64_t row_bytes =
+      d.indices().defined() ? d.num_edges() / n * static_cast<int64_t>(d.indices().element_size()) : 0;
+  const int64_t per_row = page + page * (1 + (row_bytes + page - 1) / page);
+  const int64_t whole = static_cast<int64_t>((d.indptr().defined() ? d.indptr().nbytes() : 0) +
+                                             (d.indices().defined() ? d.indices().nbytes() : 0));
+  return std::min(whole, rows * per_row);
+}
+
 MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   const storage::Dataset& d = *in.dataset;
   const TrainOptions& o = *in.options;
@@ -84,10 +112,17 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   auto add = [&](const std::string& name, int64_t bytes) { e.items.push_back({name, std::max<int64_t>(0, bytes)}); };
 
   add("baseline", in.baseline_bytes);
-  // Mapped arrays that sampling and labelling touch: all of them end up
-  // resident.
-  add("topology", Bytes(d.indptr()) + Bytes(d.indices()) + Bytes(d.labels()) + Bytes(d.train_ids()) +
-                      Bytes(d.val_ids()) + Bytes(d.test_ids()));
+  // Mapped arrays that sampling and labelling touch. The CSR scales with
+  // the graph when mapped (every page read stays resident), with the batch
+  // when paged (TopologyPagesBytes); labels and split ids stay mapped.
+  const int64_t node_arrays =
+      Bytes(d.labels()) + Bytes(d.train_ids()) + Bytes(d.val_ids()) + Bytes(d.test_ids());
+  if (o.topology == "paged") {
+    add("topology pages (per batch)", TopologyPagesBytes(in));
+    add("labels and split ids (per graph)", node_arrays);
+  } else {
+    add("topology (per graph)", Bytes(d.indptr()) + Bytes(d.indices()) + node_arrays);
+  }
   const int64_t feature_bytes = n * in.row_bytes;
   if (o.feature_store == "memory") {
     add("features (memory store)", feature_bytes);

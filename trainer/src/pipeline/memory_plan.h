@@ -58,6 +58,12 @@ struct MemoryInputs {
 
 MemoryEstimate EstimateMemory(const MemoryInputs& in);
 
+// With topology "paged": the CSR pages one training batch and one
+// evaluation chunk read (whole pages), which the samplers give back after
+// each call; at most the whole CSR. Scales with the batch and the mean
+// degree, not the node count.
+int64_t TopologyPagesBytes(const MemoryInputs& in);
+
 // RAM that evaluation's hidden layers may hold (two layers of [N, width]
 // f32: a layer's input and output), at most an eighth of the budget when
 // there is one (the rest goes to the cache); part of EstimateMemory's "evaluation" item. Layer-wise

@@ -18,6 +18,7 @@ Status FeaturePipeline::RunSample(StageWorker& w) {
     }
   } end_notice{c.on_sample_end};
   sampler::NeighborSampler sampler(c.graph, c.fanouts, c.seed);
+  if (c.page_topology) FS_RETURN_IF_ERROR(sampler.PageTopology());
   sampler::ResidentMask resident;  // consecutive batches of a group reuse it
   for (int64_t seq = c.start_seq; seq < c.end_seq; ++seq) {
     auto b = std::make_unique<PipelineBatch>();

@@ -94,6 +94,16 @@ class NeighborSampler {
   Status FullNeighborBlock(const ExecContext& ctx, const Tensor& dst_nodes, kernels::Csr* block,
                            Tensor* src_nodes);
 
+  // Paged topology: from now on, every Sample and FullNeighborBlock gives
+  // back the pages of the graph's indptr and indices it touched when it
+  // returns (ReleaseMappedPages), so the topology's share of the resident
+  // set is one batch's rows, not the whole CSR read so far. Samples are
+  // unchanged: a released page faults back the same bytes (from the page
+  // cache, else the file). FailedPrecondition unless both arrays are
+  // read-only file mappings (a dataset's mmap'd .npy files).
+  Status PageTopology();
+  bool paged_topology() const { return paged_; }
+
   // RngKey::FromSeed(seed).Fold(kSampling).Fold(epoch).Fold(batch).Fold(hop).
   static RngKey HopKey(uint64_t seed, int64_t epoch, int64_t batch, int64_t hop);
 
@@ -123,6 +133,7 @@ class NeighborSampler {
   std::vector<int64_t> fanouts_;
   uint64_t seed_;
   std::unique_ptr<internal::LocalIdMap> map_;
+  bool paged_ = false;
 };
 
 }  // namespace foresight::sampler

@@ -116,6 +116,12 @@ struct TrainOptions {
   // (mmap and disk: a file in table_dir), behind the feature cache options
   // below. Default: mmap
   std::string feature_store = "mmap";
+  // How sampling holds the graph's CSR: "mapped" (mmap'd; every page read
+  // stays in the resident set, so the whole CSR counts against
+  // memory_budget) or "paged" (mmap'd, and each sampler call gives back the
+  // pages it read: the topology costs one batch's rows; the same samples,
+  // bit for bit). Default: mapped
+  std::string topology = "mapped";
   // Feature cache policy: "lookahead" (evict the row used farthest in the
   // next `lookahead` batches), "lru" or "static" (the rows of highest
   // in-degree, filled once). Default: lookahead
