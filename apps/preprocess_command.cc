@@ -273,7 +273,7 @@ class PreprocessCommand : public Command {
 
 std::unique_ptr<Command> AddPreprocessCommand(CLI::App* root) {
   CLI::App* app =
-      root->add_subcommand("preprocess", "Convert raw graph files or click logs into a foresight dataset");
+      root->add_subcommand("preprocess", "Convert raw graph files, click logs or user action sequences into a foresight dataset");
   return std::make_unique<PreprocessCommand>(app);
 }
 

@@ -142,7 +142,7 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.5)
     ap.add_argument("--lr", type=float, default=0.001)
     ap.add_argument("--adam-beta2", type=float, default=0.98)
-    ap.add_argument("--eval-epochs", type=int, default=20)
+    ap.add_argument("--eval-epochs", type=int, default=20, help="0: never evaluate")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -171,11 +171,11 @@ def main():
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss)
+            total += loss.item()
             batches += 1
         line = {"epoch": epoch, "loss": total / batches, "epoch_seconds": time.perf_counter() - wall,
                 "epoch_cpu_seconds": time.process_time() - cpu}
-        if epoch % args.eval_epochs == 0 or epoch == args.epochs:
+        if args.eval_epochs > 0 and (epoch % args.eval_epochs == 0 or epoch == args.epochs):
             line["val_hr10"], line["val_ndcg10"] = evaluate(model, a, tl, seen, num_items, L, "valid", rng)
             line["test_hr10"], line["test_ndcg10"] = evaluate(model, a, tl, seen, num_items, L, "test", rng)
         print(json.dumps(line), flush=True)

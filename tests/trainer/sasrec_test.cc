@@ -120,6 +120,9 @@ TEST_F(SasrecTest, LearnsTheSequencesFarAbovePopularity) {
     EXPECT_TRUE(lines[3].contains(key)) << key;
     EXPECT_FALSE(lines[2].contains(key)) << key;  // epoch 3 is not an evaluation epoch
   }
+  for (const char* key : {"epoch", "loss", "epoch_seconds", "epoch_cpu_seconds", "tokens_per_second"}) {
+    EXPECT_TRUE(lines[2].contains(key)) << key;
+  }
   EXPECT_LT(lines[11]["loss"].get<double>(), lines[0]["loss"].get<double>());
   const nlohmann::json& f = lines.back();
   ASSERT_TRUE(f["final"].get<bool>());
