@@ -1,7 +1,8 @@
 // `foresight preprocess --format linqs|edgelist|ogb ... --output OUT`: raw
 // graph files to a dataset directory (datasets/preprocess.h has the details
 // of every flag); `--format criteo|csv`: click logs to a clicks dataset
-// (click_preprocess_flags.h, datasets/clicks.h).
+// (click_preprocess_flags.h, datasets/clicks.h); `--format sequences
+// INPUT`: user action logs to a sequences dataset (datasets/sequences.h).
 #include <cstdio>
 
 #include "cli_values.h"
@@ -11,6 +12,7 @@
 #include "foresight/core/context.h"
 #include "foresight/core/progress.h"
 #include "foresight/datasets/preprocess.h"
+#include "foresight/datasets/sequences.h"
 #include "foresight/datasets/triples.h"
 #include "foresight/storage/link_triples.h"
 
@@ -23,7 +25,10 @@ class PreprocessCommand : public Command {
   explicit PreprocessCommand(CLI::App* app) : Command(app) {
     datasets::PreprocessOptions& o = options_;
     app->add_option("--format", format_, "Input format (default: edgelist)")
-        ->type_name("linqs|edgelist|ogb|criteo|csv|triples");
+        ->type_name("linqs|edgelist|ogb|criteo|csv|triples|sequences");
+    app->add_option("INPUT", positional_,
+                    "sequences: the 'user item' file, grouped by user in time order (or --input FILE)")
+        ->type_name("FILE");
     app->add_option("--input", inputs_,
                     "Input folder (linqs: *.content + *.cites; ogb: raw/, split/), or criteo/csv: "
                     "click-log files split by --split")
@@ -109,6 +114,10 @@ class PreprocessCommand : public Command {
   }
 
   Status Prepare() override {
+    if (format_ == "sequences") return PrepareSequences();
+    if (!positional_.empty()) {
+      return InvalidArgument("a positional INPUT is for --format sequences; other formats take --input");
+    }
     if (format_ == "triples") return PrepareTriples();
     if (ClickPreprocessFlags::Handles(format_)) {
       clicks_mode_ = true;
@@ -128,7 +137,7 @@ class PreprocessCommand : public Command {
       auto format = datasets::ParseInputFormat(format_);
       if (!format.ok()) {
         return InvalidArgument("--format: unknown value '" + format_ +
-                               "' (expected one of linqs, edgelist, ogb, criteo, csv, triples)");
+                               "' (expected one of linqs, edgelist, ogb, criteo, csv, triples, sequences)");
       }
       options_.format = *format;
     }
@@ -157,6 +166,7 @@ class PreprocessCommand : public Command {
     tool_flags_.Activate();
     if (clicks_mode_) return clicks_.Run(options_.seed);
     if (triples_mode_) return RunTriples();
+    if (sequences_mode_) return RunSequences();
     datasets::PreprocessReport r;
     FS_RETURN_IF_ERROR(datasets::Preprocess(options_, CpuContext(options_.seed), &r));
     std::printf(
@@ -214,6 +224,40 @@ class PreprocessCommand : public Command {
     return Status::OK();
   }
 
+  // --format sequences takes INPUT (or --input FILE), --output, --overwrite
+  // and --name; every other input flag is refused.
+  Status PrepareSequences() {
+    sequences_mode_ = true;
+    const datasets::PreprocessOptions& o = options_;
+    if (!positional_.empty() && !inputs_.empty()) {
+      return InvalidArgument("--format sequences: give the input once (INPUT or --input FILE)");
+    }
+    if (inputs_.size() > 1) return InvalidArgument("--format sequences reads one file");
+    if (!o.edges.empty() || !o.features.empty() || !o.labels.empty() || !o.sparse_features.empty() ||
+        !o.split_file.empty() || !split_.empty() || !edge_split_.empty() || o.task != "node" || clicks_.AnyGiven()) {
+      return InvalidArgument("--format sequences reads one file of 'user item' lines (INPUT) and splits it "
+                             "leave-one-out itself; the graph, click and split flags are for other formats");
+    }
+    sequences_.input = !positional_.empty() ? positional_ : (inputs_.empty() ? "" : inputs_[0]);
+    sequences_.output = o.output;
+    sequences_.overwrite = o.overwrite;
+    sequences_.name = o.name;
+    return Status::OK();
+  }
+
+  Status RunSequences() {
+    datasets::SequencesPreprocessReport r;
+    FS_RETURN_IF_ERROR(datasets::PreprocessSequences(sequences_, &r));
+    std::printf("wrote %s: %lld users (%lld evaluated: the rest have fewer than 3 actions), %lld items, %lld "
+                "actions; leave-one-out split (last action test, second-to-last validation)\n",
+                sequences_.output.c_str(), static_cast<long long>(r.num_users), static_cast<long long>(r.eval_users),
+                static_cast<long long>(r.num_items), static_cast<long long>(r.num_actions));
+    return Status::OK();
+  }
+
+  datasets::SequencesPreprocessOptions sequences_;
+  bool sequences_mode_ = false;
+  std::string positional_;
   datasets::TriplesPreprocessOptions triples_;
   bool triples_mode_ = false;
   datasets::PreprocessOptions options_;
@@ -229,7 +273,7 @@ class PreprocessCommand : public Command {
 
 std::unique_ptr<Command> AddPreprocessCommand(CLI::App* root) {
   CLI::App* app =
-      root->add_subcommand("preprocess", "Convert raw graph files or click logs into a foresight dataset");
+      root->add_subcommand("preprocess", "Convert raw graph files, click logs or user action sequences into a foresight dataset");
   return std::make_unique<PreprocessCommand>(app);
 }
 

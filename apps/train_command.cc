@@ -115,6 +115,12 @@ class TrainCommand : public Command {
                   summary.test_logloss);
       return Status::OK();
     }
+    if (options_.model == "sasrec") {
+      std::printf("epochs %d%s, best epoch %d: val_ndcg10 %.4f test_hr10 %.4f test_ndcg10 %.4f\n",
+                  summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "", summary.best_epoch,
+                  summary.best_val_ndcg10, summary.test_hr10, summary.test_ndcg10);
+      return Status::OK();
+    }
     if (options_.task == "link") {
       std::printf("epochs %d%s, best epoch %d: val_mrr %.4f test_mrr %.4f test_hits10 %.4f\n",
                   summary.epochs_completed, summary.stopped_early ? " (stopped early)" : "", summary.best_epoch,
@@ -145,8 +151,8 @@ class TrainCommand : public Command {
 
 std::unique_ptr<Command> AddTrainCommand(CLI::App* root) {
   CLI::App* app = root->add_subcommand(
-      "train", "Train a GNN (sage, gcn, gat) on a graph dataset, DLRM (dlrm) on a clicks dataset, or link "
-               "prediction (--task link)");
+      "train", "Train a GNN (sage, gcn, gat) on a graph dataset, DLRM (dlrm) on a clicks dataset, SASRec "
+               "(sasrec) on a sequences dataset, or link prediction (--task link)");
   return std::make_unique<TrainCommand>(app);
 }
 

@@ -235,8 +235,9 @@ const std::vector<TrainKey>& TrainKeys() {
   using O = TrainOptions;
   static const std::vector<TrainKey> keys = {
       {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
-      {"model", "Model: sage, gcn or gat on a graph dataset; dlrm on a clicks dataset; --task link: distmult, "
-       "complex, transe or dot", &O::model, "sage|gcn|gat|dlrm|distmult|complex|transe|dot", false},
+      {"model", "Model: sage, gcn or gat on a graph dataset; dlrm on a clicks dataset; sasrec on a sequences "
+       "dataset; --task link: distmult, complex, transe or dot", &O::model,
+       "sage|gcn|gat|dlrm|sasrec|distmult|complex|transe|dot", false},
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
        "degree buckets), one-hot (node identity as a learned row of the first layer), learned:DIM (a learned "
@@ -260,7 +261,10 @@ const std::vector<TrainKey>& TrainKeys() {
       {"full-graph", "Train on the whole graph, one step per epoch", &O::full_graph, nullptr, false},
       {"hidden", "Hidden width (per head for gat)", &O::hidden, nullptr, false},
       {"layers", "Message-passing layers", &O::layers, nullptr, false},
-      {"heads", "Attention heads of gat's hidden layers", &O::heads, nullptr, false},
+      {"heads", "Attention heads of gat's hidden layers; sasrec's attention heads", &O::heads, nullptr, false},
+      {"blocks", "sasrec: transformer blocks", &O::blocks, nullptr, false},
+      {"max-length", "sasrec: each user's input is its last max-length actions", &O::max_length, nullptr, false},
+      {"adam-beta2", "Adam's beta2 (sasrec: dense parameters and item table)", &O::adam_beta2, nullptr, false},
       {"lr", "Learning rate", &O::lr, nullptr, false},
       {"weight-decay", "L2 penalty (decoupled for adamw)", &O::weight_decay, nullptr, false},
       {"dropout", "Dropout probability", &O::dropout, nullptr, false},
@@ -355,7 +359,7 @@ const std::vector<TrainKey>& TrainKeys() {
       {"init-scale", "Link: initial rows uniform in [-init-scale, init-scale)", &O::init_scale, nullptr, false},
       {"eval-negatives", "Link: rank against this many sampled entities (0 = all)", &O::eval_negatives, nullptr,
        false},
-      {"eval-epochs", "Link: evaluate every this many epochs (and after the last)", &O::eval_epochs, nullptr,
+      {"eval-epochs", "Link, sasrec: evaluate every this many epochs (and after the last)", &O::eval_epochs, nullptr,
        false},
       {"export", "Link: directory for entity/relation embeddings (.npy) and their names after training",
        &O::export_dir, nullptr, false},

@@ -16,6 +16,7 @@
 
 #include "file_util.h"
 #include "foresight/storage/clicks_dataset.h"
+#include "foresight/storage/sequences_dataset.h"
 #include "foresight/storage/link_triples.h"
 #include "foresight/storage/dataset.h"
 #include "staging_dir.h"
@@ -187,9 +188,9 @@ Status DatasetWriter::Commit() {
   // Refuse to publish something Dataset::Open would reject.
   {
     // Validated by the reader of its kind, skipping only the staging check.
-    Status check = manifest_.kind == kKindClicks
-                       ? ClicksDataset::OpenDir(staging_, /*validate_ids=*/true).status()
-                       : Dataset::OpenDir(staging_, /*validate_ids=*/true).status();
+    Status check = manifest_.kind == kKindClicks      ? ClicksDataset::OpenDir(staging_, /*validate_ids=*/true).status()
+                   : manifest_.kind == kKindSequences ? SequencesDataset::OpenDir(staging_).status()
+                                                      : Dataset::OpenDir(staging_, /*validate_ids=*/true).status();
     if (check.ok() && !manifest_.link.is_null()) check = LinkTriples::OpenDir(staging_).status();
     if (!check.ok()) return check.WithContext("dataset " + out_dir_ + " not committed");
   }

@@ -80,6 +80,7 @@ json DatasetManifest::ToJson() const {
   if (feature_layout != FeatureLayout::kDense) j["feature_layout"] = FeatureLayoutName(feature_layout);
   if (!clicks.is_null()) j["clicks"] = clicks;
   if (!link.is_null()) j["link"] = link;
+  if (!sequences.is_null()) j["sequences"] = sequences;
   return j;
 }
 
@@ -101,9 +102,9 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
   m.version = static_cast<int>(version);
   if (j.contains("kind")) {
     FS_RETURN_IF_ERROR(GetString(j, origin, "kind", &m.kind));
-    if (m.kind != kKindGraph && m.kind != kKindClicks) {
-      return FieldError(origin, "kind", "must be \"" + std::string(kKindGraph) + "\" or \"" + kKindClicks +
-                                            "\", got \"" + m.kind + "\"");
+    if (m.kind != kKindGraph && m.kind != kKindClicks && m.kind != kKindSequences) {
+      return FieldError(origin, "kind", "must be \"" + std::string(kKindGraph) + "\", \"" + kKindClicks + "\" or \"" +
+                                            kKindSequences + "\", got \"" + m.kind + "\"");
     }
   }
   FS_RETURN_IF_ERROR(GetString(j, origin, "name", &m.name));
@@ -187,6 +188,14 @@ Status ParseManifest(const json& j, const std::string& origin, DatasetManifest* 
   }
   if (m.kind == kKindClicks && m.clicks.is_null()) {
     return FieldError(origin, "clicks", "is missing (kind is \"clicks\")");
+  }
+  auto sequences = j.find("sequences");
+  if (sequences != j.end() && !sequences->is_null()) {
+    if (!sequences->is_object()) return FieldError(origin, "sequences", "must be an object");
+    m.sequences = *sequences;
+  }
+  if (m.kind == kKindSequences && m.sequences.is_null()) {
+    return FieldError(origin, "sequences", "is missing (kind is \"sequences\")");
   }
   auto link = j.find("link");
   if (link != j.end() && !link->is_null()) {

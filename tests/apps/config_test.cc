@@ -75,6 +75,9 @@ init-scale: 0.1
 eval-negatives: 500
 eval-epochs: 3
 export: /tmp/emb
+blocks: 3
+max-length: 40
+adam_beta2: 0.98
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -134,6 +137,9 @@ init_scale = 0.1
 eval_negatives = 500
 eval_epochs = 3
 export = "/tmp/emb"
+blocks = 3
+max_length = 40
+adam-beta2 = 0.98
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -192,6 +198,9 @@ std::vector<FlagValue> kFlags = {
     {"eval-negatives", ConfigValue::Text("500")},
     {"eval-epochs", ConfigValue::Text("3")},
     {"export", ConfigValue::Text("/tmp/emb")},
+    {"blocks", ConfigValue::Text("3")},
+    {"max-length", ConfigValue::Text("40")},
+    {"adam-beta2", ConfigValue::Text("0.98")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -252,6 +261,9 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.eval_negatives, 500);
   EXPECT_EQ(o.eval_epochs, 3);
   EXPECT_EQ(o.export_dir, "/tmp/emb");
+  EXPECT_EQ(o.blocks, 3);
+  EXPECT_EQ(o.max_length, 40);
+  EXPECT_FLOAT_EQ(o.adam_beta2, 0.98f);
   EXPECT_EQ(o.node_features, "degree");
   EXPECT_EQ(o.bottom_mlp, (std::vector<int64_t>{32, 16}));
   EXPECT_EQ(o.top_mlp, (std::vector<int64_t>{64, 1}));

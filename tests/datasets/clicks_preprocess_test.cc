@@ -379,7 +379,7 @@ TEST(ClicksManifestTest, KindIsCheckedAndManifestsWithoutOneAreGraphs) {
   EXPECT_EQ(parsed.kind, "graph");
   j["kind"] = "tables";
   EXPECT_ERROR_CONTAINS(storage::ParseManifest(j, "m.json", &parsed),
-                        "m.json: field \"kind\" must be \"graph\" or \"clicks\", got \"tables\"");
+                        "m.json: field \"kind\" must be \"graph\", \"clicks\" or \"sequences\", got \"tables\"");
   j["kind"] = "clicks";
   EXPECT_ERROR_CONTAINS(storage::ParseManifest(j, "m.json", &parsed), "field \"clicks\" is missing");
 

@@ -7,6 +7,7 @@
 #include "foresight/kernels/ops.h"
 #include "learned_input.h"
 #include "dlrm_options.h"
+#include "sasrec_trainer.h"
 
 namespace foresight::trainer {
 
@@ -24,9 +25,10 @@ Status TrainOptions::Validate() const {
   if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
   if (task == "link") return ValidateLink();
   if (model == "dlrm") return internal::ValidateDlrmOptions(*this);
+  if (model == "sasrec") return internal::ValidateSasrecOptions(*this);
   if (task != "node") return InvalidArgument("task: '" + task + "' is not one of node, link");
   if (model != "sage" && model != "gcn" && model != "gat") {
-    return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat, dlrm");
+    return InvalidArgument("model: '" + model + "' is not one of sage, gcn, gat, dlrm, sasrec");
   }
   const bool learned = internal::IsLearned(node_features);
   if (learned) FS_RETURN_IF_ERROR(internal::ParseLearnedDim(node_features).status());

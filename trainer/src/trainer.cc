@@ -7,6 +7,7 @@
 #include "checkpoint_lock.h"
 #include "dlrm_runner.h"
 #include "link_trainer.h"
+#include "sasrec_trainer.h"
 #include "epoch_runner.h"
 #include "foresight/core/logging.h"
 #include "foresight/core/thread_pool.h"
@@ -112,6 +113,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   const bool writer = comm->rank() == 0;
   if (options.task == "link") return internal::TrainLink(options, callbacks, out);
   if (options.model == "dlrm") return internal::TrainDlrm(options, callbacks, out);
+  if (options.model == "sasrec") return internal::TrainSasrec(options, callbacks, out);
   // A click log given to a GNN: say which model reads it.
   StatusOr<storage::DatasetManifest> manifest = storage::ReadManifest(options.dataset + "/" + storage::kManifestFile);
   if (manifest.ok() && manifest->kind == storage::kKindClicks) {

@@ -63,11 +63,12 @@ const char* FeatureLayoutName(FeatureLayout l);  // "dense", "sparse"
 // before clicks datasets existed, which are graphs.
 inline constexpr char kKindGraph[] = "graph";
 inline constexpr char kKindClicks[] = "clicks";  // storage/clicks_dataset.h
+inline constexpr char kKindSequences[] = "sequences";  // storage/sequences_dataset.h
 
 struct DatasetManifest {
   std::string format = kDatasetFormat;
   int version = kDatasetVersion;
-  std::string kind = kKindGraph;  // kKindGraph or kKindClicks
+  std::string kind = kKindGraph;  // kKindGraph, kKindClicks or kKindSequences
   std::string name;
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
@@ -89,6 +90,8 @@ struct DatasetManifest {
   nlohmann::json clicks;
   // null, or the link-prediction triples of a graph (link_triples.h).
   nlohmann::json link;
+  // kind "sequences" only: counts and split (sequences_dataset.h).
+  nlohmann::json sequences;
 
   nlohmann::json ToJson() const;
 };

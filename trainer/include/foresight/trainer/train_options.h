@@ -15,7 +15,8 @@ struct TrainOptions {
   // Dataset directory (storage::Dataset layout). Required.
   std::string dataset;
   // Model: "sage" (GraphSAGE, mean aggregator), "gcn" or "gat" on a graph
-  // dataset; "dlrm" on a clicks dataset (the DLRM fields below); for
+  // dataset; "dlrm" on a clicks dataset (the DLRM fields below); "sasrec"
+  // on a sequences dataset (the SASRec fields below); for
   // task = link "distmult", "complex", "transe" or "dot". Default: sage
   std::string model = "sage";
   // What the model reads as node features:
@@ -247,6 +248,19 @@ struct TrainOptions {
   // relation_embeddings.npy and relation_names.npy after training; "" =
   // none. Default: ""
   std::string export_dir;
+
+  // --- SASRec (model = "sasrec", on a sequences dataset; trainer/src/
+  // sasrec_*.cc). hidden, heads, dropout, lr, optimizer, weight_decay,
+  // batch_size (users a batch), epochs, eval_epochs, patience (on validation
+  // NDCG@10), seed, threads, eval_batch_size (users an evaluation batch),
+  // metrics_file, table_store, table_dir and the cache options apply too.
+
+  // Transformer blocks. Default: 2
+  int blocks = 2;
+  // Each user's model input is its last max_length actions. Default: 50
+  int64_t max_length = 50;
+  // Adam's beta2 (dense parameters and the sasrec item table). Default: 0.999
+  float adam_beta2 = 0.999f;
 
   // Checks ranges and combinations; the message names the option.
   Status Validate() const;

@@ -73,6 +73,9 @@ struct TrainSummary {
   double best_val_auc = 0, test_auc = 0, test_logloss = 0;
   // task = link: filtered MRR / Hits@10 at best_epoch (the best validation MRR).
   double best_val_mrr = 0, test_mrr = 0, test_hits10 = 0;
+  // sasrec: the best validation NDCG@10 and test HR@10 / NDCG@10 (100
+  // sampled negatives) at best_epoch.
+  double best_val_ndcg10 = 0, test_hr10 = 0, test_ndcg10 = 0;
   std::vector<EpochMetrics> history;  // the epochs run by this call
 };
 
