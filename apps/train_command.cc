@@ -46,6 +46,10 @@ class TrainCommand : public Command {
     app->add_option("--config", config_,
                     "YAML (.yaml/.yml), JSON (.json) or TOML (.toml) file of these options")
         ->type_name("FILE");
+    app->add_flag("--plan-only", plan_only_,
+                  "Print the memory plan of mini-batch GNN training (each item, whether it scales with the graph "
+                  "or the batch, the cache the --memory-budget leaves) and the smallest --memory-budget the run "
+                  "accepts, then exit without training");
     const TrainOptions defaults;
     for (const TrainKey& key : TrainKeys()) {
       if (std::string(key.name) == "dataset") continue;  // the positional
@@ -73,6 +77,7 @@ class TrainCommand : public Command {
                                                    : ConfigValue::Text(f.text)});
     }
     FS_ASSIGN_OR_RETURN(options_, ResolveTrainOptions(config_, given, dataset_));
+    options_.plan_only = plan_only_;
     if (options_.dataset.empty()) {
       return InvalidArgument("DATASET is required (as the first argument or `dataset` in --config)");
     }
@@ -89,6 +94,10 @@ class TrainCommand : public Command {
     if (!options_.progress && GetLogLevel() < LogLevel::kError) SetLogLevel(LogLevel::kError);
     trainer::TrainSummary summary;
     FS_RETURN_IF_ERROR(trainer::Train(options_, &summary));
+    if (options_.plan_only) {
+      std::fputs(summary.memory_plan.c_str(), stdout);  // the plan is the output, even with --quiet
+      return Status::OK();
+    }
     if (!options_.progress) return Status::OK();
     if (options_.model == "dlrm") {
       std::printf("epochs %d, best epoch %d: val_auc %.4f test_auc %.4f test_logloss %.4f\n",
@@ -118,6 +127,7 @@ class TrainCommand : public Command {
 
   std::string dataset_;
   std::string config_;
+  bool plan_only_ = false;
   std::deque<Flag> flags_;  // a deque keeps the bound storage in place
   TrainOptions options_;
 };

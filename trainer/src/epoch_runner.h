@@ -33,6 +33,8 @@ struct RunState {
   autograd::Optimizer* optimizer = nullptr;
   // Runners call on_batch with the epoch counted from 1 (TrainCallbacks').
   const TrainCallbacks* callbacks = nullptr;
+  // options->plan_only: where the mini-batch runner's Init writes the plan.
+  TrainSummary* plan_out = nullptr;
 };
 
 class EpochRunner {

@@ -70,6 +70,10 @@ struct TrainSummary {
   // task = link: filtered MRR / Hits@10 at best_epoch (the best validation MRR).
   double best_val_mrr = 0, test_mrr = 0, test_hits10 = 0;
   std::vector<EpochMetrics> history;  // the epochs run by this call
+  // options.plan_only: the memory plan as text (one line per item), ending
+  // with the smallest memory_budget the run accepts.
+  std::string memory_plan;
+  int64_t minimum_budget_bytes = 0;
 };
 
 // Optional observers of training (a GUI, a custom logger). Called on the

@@ -1,0 +1,127 @@
+// The mini-batch trainer's memory plan and cache setup (trainer/src/
+// pipeline): the static policy's rows (highest in-degree first, and the
+// ones a static run really serves from its cache), the automatic partition
+// group, and how evaluation is sized inside the compute turn. The plan
+// against a measured peak RSS is tests/apps/memory_plan_cli_test.cc's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "foresight/storage/dataset.h"
+#include "foresight/trainer/feature_trace.h"
+#include "foresight/trainer/trainer.h"
+#include "pipeline/memory_plan.h"
+#include "pipeline/pipeline_setup.h"
+#include "pipeline_test_util.h"
+#include "testing/testing.h"
+
+namespace foresight::trainer {
+namespace {
+
+using foresight::testing::kPipelineNodes;
+using foresight::testing::kPipelineRowBytes;
+using internal::AutoGroupSize;
+using internal::KeysByInDegree;
+
+Tensor Indptr(const std::vector<int64_t>& degrees) {
+  Tensor t = Tensor::Empty({static_cast<int64_t>(degrees.size()) + 1}, DType::kI64);
+  int64_t* p = t.data<int64_t>();
+  p[0] = 0;
+  for (size_t i = 0; i < degrees.size(); ++i) p[i + 1] = p[i] + degrees[i];
+  return t;
+}
+
+TEST(KeysByInDegree, HighestFirstTiesBySmallerId) {
+  //                              node: 0  1  2  3  4  5
+  const Tensor indptr = Indptr({2, 7, 0, 7, 3, 2});
+  EXPECT_EQ(KeysByInDegree(indptr, 6), (std::vector<int64_t>{1, 3, 4, 0, 5, 2}));
+  EXPECT_EQ(KeysByInDegree(indptr, 3), (std::vector<int64_t>{1, 3, 4}));
+  EXPECT_EQ(KeysByInDegree(indptr, 100).size(), 6u);  // at most every node
+  EXPECT_TRUE(KeysByInDegree(indptr, 0).empty());
+  EXPECT_TRUE(KeysByInDegree(indptr, -5).empty());
+}
+
+TEST(AutoGroupSize, AsManyPartitionsAsTheCacheHoldsByTheLargest) {
+  const std::vector<int64_t> offsets = {0, 10, 25, 30, 40};  // largest: 15 rows
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 0), 1);             // at least 1
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 1499), 1);
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 3000), 2);
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 4499), 2);
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 4500), 3);
+  EXPECT_EQ(AutoGroupSize(offsets, 100, int64_t{1} << 40), 4);  // at most P
+  EXPECT_EQ(AutoGroupSize(offsets, 0, int64_t{1} << 40), 1);    // no rows to cache
+}
+
+// A static cache of k rows holds the k rows of highest in-degree, filled
+// once on the first plan: every request of one of them is a hit (but the
+// first batch's, which the fill reads), every other a miss.
+class StaticPolicyTest : public foresight::testing::PipelineSuite {};
+
+TEST_F(StaticPolicyTest, ServesExactlyTheHighestInDegreeRows) {
+  TrainOptions o = Options();
+  o.feature_store = "disk";
+  o.cache_policy = "static";
+  o.epochs = 1;
+  const int64_t k = kPipelineNodes / 10;
+  o.cache_size = k * kPipelineRowBytes;
+  auto dataset = storage::Dataset::Open(o.dataset);
+  ASSERT_OK(dataset.status());
+  const std::vector<int64_t> top = KeysByInDegree((*dataset)->indptr(), k);
+  const std::set<int64_t> cached(top.begin(), top.end());
+  auto trace = SampleFeatureTrace(o, 0);
+  ASSERT_OK(trace.status());
+  ASSERT_EQ(std::vector<int64_t>(trace->keys_by_in_degree.begin(), trace->keys_by_in_degree.begin() + k), top);
+  int64_t expected_hits = 0, requested = 0;
+  for (size_t b = 0; b < trace->batches.size(); ++b) {
+    requested += static_cast<int64_t>(trace->batches[b].size());
+    if (b == 0) continue;  // the fill's reads are the first batch's misses
+    for (int64_t key : trace->batches[b]) expected_hits += cached.count(key);
+  }
+  // The lowest in-degree rows would serve fewer: the choice matters.
+  const std::vector<int64_t> all = KeysByInDegree((*dataset)->indptr(), kPipelineNodes);
+  const std::set<int64_t> lowest(all.end() - k, all.end());
+  int64_t lowest_hits = 0;
+  for (const std::vector<int64_t>& batch : trace->batches) {
+    for (int64_t key : batch) lowest_hits += lowest.count(key);
+  }
+  ASSERT_GT(expected_hits, lowest_hits + lowest_hits / 2);
+
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  ASSERT_EQ(s.history.size(), 1u);
+  EXPECT_EQ(s.history[0].rows_requested, requested);
+  EXPECT_EQ(s.history[0].cache_hits, expected_hits);
+  EXPECT_EQ(s.history[0].cache_misses, requested - expected_hits);
+}
+
+// Evaluation under a budget runs in the compute turn: its chunk halves
+// until two chunks fit beside the graph-sized part, not below 1024, and
+// its hidden layers get what is left.
+TEST_F(StaticPolicyTest, EvaluationIsSizedToTheComputeTurn) {
+  TrainOptions o = Options();
+  o.memory_budget = int64_t{1} << 30;
+  o.eval_batch_size = 8192;
+  auto dataset = storage::Dataset::Open(o.dataset);
+  ASSERT_OK(dataset.status());
+  internal::MemoryInputs in;
+  in.dataset = dataset->get();
+  in.options = &o;
+  in.row_bytes = kPipelineRowBytes;
+  const internal::EvaluationPlan roomy = internal::PlanEvaluation(in, int64_t{1} << 30);
+  EXPECT_EQ(roomy.chunk_size, 8192);
+  EXPECT_EQ(roomy.total(), int64_t{1} << 30);  // the layers take the rest of the turn
+  const internal::EvaluationPlan tight = internal::PlanEvaluation(in, roomy.chunk_bytes / 3 + roomy.graph_bytes);
+  EXPECT_LT(tight.chunk_size, 8192);
+  EXPECT_GE(tight.chunk_size, 1024);
+  EXPECT_LE(tight.chunk_bytes + tight.graph_bytes, roomy.chunk_bytes / 3 + roomy.graph_bytes);
+  const internal::EvaluationPlan none = internal::PlanEvaluation(in, 0);
+  EXPECT_EQ(none.chunk_size, 1024);  // the floor: evaluation's item is then the larger
+  EXPECT_EQ(none.layer_bytes, 0);    // every hidden layer in the scratch file
+  o.eval_batch_size = 300;
+  EXPECT_EQ(internal::PlanEvaluation(in, 0).chunk_size, 300);  // never above the option
+}
+
+}  // namespace
+}  // namespace foresight::trainer
