@@ -97,7 +97,7 @@ TEST_F(StaticPolicyTest, ServesExactlyTheHighestInDegreeRows) {
 }
 
 // Evaluation under a budget runs in the compute turn: its chunk halves
-// until two chunks fit beside the graph-sized part, not below 1024, and
+// until two chunks fit beside the graph-sized part, not below 512, and
 // its hidden layers get what is left.
 TEST_F(StaticPolicyTest, EvaluationIsSizedToTheComputeTurn) {
   TrainOptions o = Options();
@@ -114,13 +114,55 @@ TEST_F(StaticPolicyTest, EvaluationIsSizedToTheComputeTurn) {
   EXPECT_EQ(roomy.total(), int64_t{1} << 30);  // the layers take the rest of the turn
   const internal::EvaluationPlan tight = internal::PlanEvaluation(in, roomy.chunk_bytes / 3 + roomy.graph_bytes);
   EXPECT_LT(tight.chunk_size, 8192);
-  EXPECT_GE(tight.chunk_size, 1024);
+  EXPECT_GE(tight.chunk_size, 512);
   EXPECT_LE(tight.chunk_bytes + tight.graph_bytes, roomy.chunk_bytes / 3 + roomy.graph_bytes);
   const internal::EvaluationPlan none = internal::PlanEvaluation(in, 0);
-  EXPECT_EQ(none.chunk_size, 1024);  // the floor: evaluation's item is then the larger
+  EXPECT_EQ(none.chunk_size, 512);  // the floor: evaluation's item is then the larger
   EXPECT_EQ(none.layer_bytes, 0);    // every hidden layer in the scratch file
   o.eval_batch_size = 300;
   EXPECT_EQ(internal::PlanEvaluation(in, 0).chunk_size, 300);  // never above the option
+}
+
+// Under a budget evaluation runs in smaller chunks with its hidden layers
+// in a scratch file: the same accuracies (and losses) as without one.
+TEST_F(StaticPolicyTest, EvaluationUnderABudgetGivesTheSameResults) {
+  TrainOptions o = Options();
+  o.epochs = 2;
+  o.eval_batch_size = 2000;  // one chunk for every layer without a budget
+  o.feature_store = "disk";
+  const std::vector<EpochMetrics> unbounded = foresight::testing::TrainHistory(o);
+  o.memory_budget = int64_t{1} << 30;
+  auto dataset = storage::Dataset::Open(o.dataset);
+  ASSERT_OK(dataset.status());
+  internal::MemoryInputs in;
+  in.dataset = dataset->get();
+  in.options = &o;
+  in.row_bytes = kPipelineRowBytes;
+  // The plan's compute turn at this batch size leaves the layers no RAM
+  // and halves the chunk (checked, so the comparison means something).
+  const internal::EvaluationPlan small = internal::PlanEvaluation(in, internal::EstimateMemory(in).compute_turn_bytes);
+  EXPECT_LT(small.chunk_size, 2000);
+  foresight::testing::ExpectSameResults(unbounded, foresight::testing::TrainHistory(o), "under a budget");
+}
+
+// The cache gets what the estimate leaves of the budget, no more; a budget
+// that leaves nothing is refused listing the items.
+TEST(PlanCacheBytes, TheCacheIsWhatTheEstimateLeaves) {
+  internal::MemoryEstimate e;
+  e.items = {{"baseline", 100 << 20, internal::MemoryScale::kFixed},
+             {"batches in flight", 30 << 20, internal::MemoryScale::kBatch}};
+  TrainOptions o;
+  o.memory_budget = 512 << 20;
+  auto cache = internal::PlanCacheBytes(o, e);
+  ASSERT_OK(cache.status());
+  EXPECT_EQ(*cache, (512 - 130) << 20);
+  EXPECT_EQ(internal::MinimumBudget(e, 4096), 131 << 20);  // the items and one row, in whole MiB
+  o.memory_budget = 130 << 20;
+  EXPECT_ERROR_CONTAINS(internal::PlanCacheBytes(o, e).status(), "cannot hold the run's minimum", "baseline",
+                        "batches in flight");
+  o.memory_budget = 0;  // no budget, no cache_size: no cache
+  ASSERT_OK(internal::PlanCacheBytes(o, e).status());
+  EXPECT_EQ(*internal::PlanCacheBytes(o, e), 0);
 }
 
 }  // namespace

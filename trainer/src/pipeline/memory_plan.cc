@@ -93,15 +93,16 @@ std::string MemoryEstimate::Table() const {
 namespace {
 
 // Two chunks' buffers (one computing, the next one loading) of `chunk`
-// destinations: their source rows (with the buffer's slack, the ids and
-// the read requests) as bounded by the chunking (MaxChunkSources), and the
-// destinations' aggregated input and outputs.
+// destinations: their source rows (the ids and the read requests) as
+// bounded by the chunking (MaxChunkSources), and the destinations'
+// aggregated input and outputs. A row buffer's slack (a quarter more rows,
+// for growing chunks) is never written, so its pages are not resident.
 int64_t EvalChunkBytes(int64_t chunk, int64_t max_in_degree, int64_t wide) {
   const int64_t sources = std::max(kChunkSourcesPerDestination * chunk + chunk, max_in_degree + 1);
-  return 2 * sources * (wide + wide / 4 + 24) + chunk * (wide * 4 + 64);
+  return 2 * sources * (wide + 24) + chunk * (wide * 4 + 64);
 }
 
-constexpr int64_t kMinEvalChunk = 1024;
+constexpr int64_t kMinEvalChunk = 512;
 
 int64_t MaxInDegree(const Tensor& indptr) {
   const int64_t* p = indptr.data<int64_t>();
@@ -136,9 +137,9 @@ EvaluationPlan PlanEvaluation(const MemoryInputs& in, int64_t compute_turn_bytes
   // shrinks until its buffers fit beside the graph-sized part, but not
   // below kMinEvalChunk destinations (smaller chunks cost more time per
   // row than they save: on a 200k-node R-MAT graph, chunks of 128 made
-  // evaluation 2-3x slower than chunks of 1024; then evaluation's item is
-  // the larger one), and the hidden layers get what is left, spilling the
-  // rest to the page cache.
+  // evaluation about 2x slower than chunks of 1024; then evaluation's item
+  // is the larger one), and the hidden layers get what is left, spilling
+  // the rest to the page cache.
   const int64_t floor = std::min(p.chunk_size, kMinEvalChunk);
   const int64_t room = compute_turn_bytes - p.graph_bytes;
   while (p.chunk_size > floor && EvalChunkBytes(p.chunk_size, max_in_degree, wide) > room) {

@@ -33,7 +33,7 @@ struct MemoryItem {
 // How layer-wise evaluation runs inside the compute turn's bytes: the
 // destinations per chunk (eval_batch_size, halved until two chunks' buffers
 // fit in what the turn leaves beside the graph-sized part, but not below
-// 1024 or eval_batch_size when that is less), and
+// 512 or eval_batch_size when that is less), and
 // the RAM its hidden layers may hold (what the turn leaves beside the
 // chunks; the rest spills to a scratch file in the page cache).
 struct EvaluationPlan {
