@@ -56,6 +56,10 @@ class TrainCommand : public Command {
     app->add_option("--config", config_,
                     "YAML (.yaml/.yml), JSON (.json) or TOML (.toml) file of these options")
         ->type_name("FILE");
+    app->add_flag("--plan-only", plan_only_,
+                  "Print the memory plan of mini-batch GNN training (each item, whether it scales with the graph "
+                  "or the batch, the cache the --memory-budget leaves) and the smallest --memory-budget the run "
+                  "accepts, then exit without training");
     const TrainOptions defaults;
     for (const TrainKey& key : TrainKeys()) {
       if (std::string(key.name) == "dataset") continue;  // the positional
@@ -83,6 +87,7 @@ class TrainCommand : public Command {
                                                    : ConfigValue::Text(f.text)});
     }
     FS_ASSIGN_OR_RETURN(options_, ResolveTrainOptions(config_, given, dataset_));
+    options_.plan_only = plan_only_;
     if (options_.dataset.empty()) {
       return InvalidArgument("DATASET is required (as the first argument or `dataset` in --config)");
     }
@@ -108,6 +113,11 @@ class TrainCommand : public Command {
     // in their next collective).
     if (!trained.ok() && world->size() > 1) world->Abort(trained.ToString(), 1);
     FS_RETURN_IF_ERROR(trained);
+    if (options_.plan_only) {
+      // The plan is the output, even with --quiet (rank 0's only).
+      if (world->rank() == 0) std::fputs(summary.memory_plan.c_str(), stdout);
+      return Status::OK();
+    }
     if (!options_.progress || world->rank() != 0) return Status::OK();
     if (options_.model == "dlrm") {
       std::printf("epochs %d, best epoch %d: val_auc %.4f test_auc %.4f test_logloss %.4f\n",
@@ -143,6 +153,7 @@ class TrainCommand : public Command {
 
   std::string dataset_;
   std::string config_;
+  bool plan_only_ = false;
   std::deque<Flag> flags_;  // a deque keeps the bound storage in place
   TrainOptions options_;
 };

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -50,12 +51,16 @@ pid_t StartForesight(const std::vector<std::string>& args, const std::vector<std
   return pid;
 }
 
-int WaitChild(pid_t pid) {
+int WaitChild(pid_t pid) { return WaitChild(pid, nullptr); }
+
+int WaitChild(pid_t pid, int64_t* peak_rss_bytes) {
   int status = 0;
   pid_t r;
+  struct rusage usage {};
   do {
-    r = ::waitpid(pid, &status, 0);
+    r = ::wait4(pid, &status, 0, &usage);
   } while (r < 0 && errno == EINTR);
+  if (peak_rss_bytes != nullptr) *peak_rss_bytes = r < 0 ? 0 : static_cast<int64_t>(usage.ru_maxrss) * 1024;
   if (r < 0) return -1000;
   if (WIFSIGNALED(status)) return -WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1000;

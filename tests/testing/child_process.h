@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,8 @@ pid_t StartForesight(const std::vector<std::string>& args, const std::vector<std
 // Waits for child `pid`: its exit status, or minus the signal that killed it
 // (-9 after SIGKILL).
 int WaitChild(pid_t pid);
+// The same, also giving the child's peak resident set (wait4's ru_maxrss)
+// in *peak_rss_bytes (0 when the wait failed).
+int WaitChild(pid_t pid, int64_t* peak_rss_bytes);
 
 }  // namespace foresight::testing

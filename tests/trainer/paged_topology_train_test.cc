@@ -51,11 +51,21 @@ TEST_F(PagedTopologyTrainTest, MemoryPlanCountsPagesPerBatch) {
   in.options = &o;
   const internal::MemoryEstimate mapped = internal::EstimateMemory(in);
   ASSERT_FALSE(mapped.items.empty());
-  EXPECT_NE(mapped.Describe().find("topology (per graph)"), std::string::npos) << mapped.Describe();
+  // Each term by name, with what it scales with.
+  auto scale_of = [](const internal::MemoryEstimate& e, const std::string& name) {
+    for (const internal::MemoryItem& i : e.items) {
+      if (i.name == name) return std::string(internal::MemoryScaleName(i.scale));
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(scale_of(mapped, "topology"), internal::MemoryScaleName(internal::MemoryScale::kGraph)) << mapped.Describe();
   o.topology = "paged";
   const internal::MemoryEstimate paged = internal::EstimateMemory(in);
-  EXPECT_NE(paged.Describe().find("topology pages (per batch)"), std::string::npos) << paged.Describe();
-  EXPECT_NE(paged.Describe().find("labels and split ids (per graph)"), std::string::npos) << paged.Describe();
+  EXPECT_EQ(scale_of(paged, "topology"), "missing") << paged.Describe();
+  EXPECT_EQ(scale_of(paged, "topology pages"), internal::MemoryScaleName(internal::MemoryScale::kBatch))
+      << paged.Describe();
+  EXPECT_EQ(scale_of(paged, "labels and split ids"), internal::MemoryScaleName(internal::MemoryScale::kGraph))
+      << paged.Describe();
   // The pages term grows with the batch, capped by the whole CSR (which
   // this small graph's batches of 32 reach).
   const int64_t csr = static_cast<int64_t>(d->indptr().nbytes() + d->indices().nbytes());

@@ -3,10 +3,13 @@
 // feature bytes than full neighbourhoods at the same cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "foresight/core/context.h"
 #include "foresight/graph/partition.h"
+#include "foresight/storage/dataset.h"
 #include "foresight/trainer/trainer.h"
 #include "pipeline_test_util.h"
 #include "testing/testing.h"
@@ -73,6 +76,35 @@ TEST_F(PipelinePartitionTest, PartitionOrderIsDeterministicAcrossStoresAndThread
   o.cache_size = kPipelineFeatureBytes / 20;
   o.threads = 1;
   foresight::testing::ExpectSameResults(reference, TrainHistory(o), "resident, disk, 1 thread");
+}
+
+// resident_partitions 0 takes as many partitions as the cache holds (by the
+// largest partition's rows): the very run of that explicit group.
+TEST_F(PipelinePartitionTest, AutomaticGroupIsWhatTheCacheHolds) {
+  auto dataset = storage::Dataset::Open(Parted());
+  ASSERT_OK(dataset.status());
+  const std::vector<int64_t>& offsets = (*dataset)->partition_offsets();
+  ASSERT_EQ(offsets.size(), 9u);
+  int64_t largest = 0;
+  for (size_t p = 0; p + 1 < offsets.size(); ++p) largest = std::max(largest, offsets[p + 1] - offsets[p]);
+  TrainOptions o = PipelineOptions(Parted());
+  o.epochs = 2;
+  o.order = "partition";
+  o.sampling = "resident";
+  o.feature_store = "disk";
+  for (int group : {1, 3}) {
+    o.cache_size = (group * largest + largest / 2) * foresight::testing::kPipelineRowBytes;
+    o.resident_partitions = group;
+    const std::vector<EpochMetrics> explicit_group = TrainHistory(o);
+    o.resident_partitions = 0;
+    foresight::testing::ExpectSameResults(explicit_group, TrainHistory(o),
+                                          "automatic group of " + std::to_string(group));
+    // Another group samples other neighbourhoods: the comparison can fail.
+    o.resident_partitions = group + 1;
+    const std::vector<EpochMetrics> other = TrainHistory(o);
+    ASSERT_FALSE(other.empty());
+    EXPECT_NE(other[0].rows_requested, explicit_group[0].rows_requested) << group;
+  }
 }
 
 TEST_F(PipelinePartitionTest, PartitionOrderNeedsAPartitionedDataset) {

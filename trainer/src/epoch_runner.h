@@ -37,6 +37,8 @@ struct RunState {
   // Several ranks: each step's gradients are summed across them (null or
   // one rank: a one-process run).
   DataParallel* data_parallel = nullptr;
+  // options->plan_only: where the mini-batch runner's Init writes the plan.
+  TrainSummary* plan_out = nullptr;
 };
 
 class EpochRunner {

@@ -73,10 +73,11 @@ class MiniBatchRunner : public EpochRunner {
     mi.input_width = state_.model->LayerInputDim(0);
     mi.queue_capacity = kQueueCapacity;
     mi.max_in_flight = kMaxInFlight;
+    mi.sample_ahead = state_.input->learned != nullptr ? state_.input->learned->lookahead() + 1 : 0;
     mi.baseline_bytes = std::max<int64_t>(0, baseline);
-    if (o.memory_budget > 0) FS_RETURN_IF_ERROR(ProbeBatches(&mi));
+    if (o.memory_budget > 0 || o.plan_only) FS_RETURN_IF_ERROR(ProbeBatches(&mi));
+    if (o.plan_only) return WritePlan(mi);
     memory_ = EstimateMemory(mi);
-    eval_layer_bytes_ = EvaluationLayerBytes(mi);
     FS_ASSIGN_OR_RETURN(cache_bytes_, PlanCacheBytes(o, memory_));
     // More slots than rows would only cost planner memory.
     cache_bytes_ = std::min(cache_bytes_, d.num_nodes() * RowBytes());
@@ -84,7 +85,7 @@ class MiniBatchRunner : public EpochRunner {
     // cache, which is only known now): size it by the cache itself, and
     // rebuild the order only when that changes the group.
     if (partition_order_ != nullptr && o.resident_partitions == 0 && o.cache_size < 0 &&
-        AutoGroupSize(partition_order_->offsets(), cache_bytes_) != partition_order_->group_size()) {
+        AutoGroupSize(partition_order_->offsets(), RowBytes(), cache_bytes_) != partition_order_->group_size()) {
       FS_RETURN_IF_ERROR(MakeOrder(d, o, cache_bytes_));
     }
     if (partition_order_ != nullptr) {
@@ -94,7 +95,9 @@ class MiniBatchRunner : public EpochRunner {
     FS_ASSIGN_OR_RETURN(cache_policy_, cache::ParsePolicy(o.cache_policy));
     if (o.memory_budget > 0) {
       FS_LOG(INFO) << "memory budget " << FormatBytes(o.memory_budget) << ": " << memory_.Describe()
-                   << "; feature cache " << FormatBytes(cache_bytes_);
+                   << "; feature cache " << FormatBytes(cache_bytes_) << "; evaluation in chunks of "
+                   << memory_.evaluation.chunk_size << " with " << FormatBytes(memory_.evaluation.layer_bytes)
+                   << " of hidden layers in RAM";
     }
     return Status::OK();
   }
@@ -210,8 +213,14 @@ class MiniBatchRunner : public EpochRunner {
     struct TrimAfter {
       ~TrimAfter() { HostCache()->Trim(); }
     } trim_after;
+    // Under a budget evaluation runs in the compute turn's bytes (the plan's
+    // chunk size and hidden-layer RAM); without one, as the options say.
     InferenceMemory memory;
-    if (state_.options->memory_budget > 0) memory.budget_bytes = eval_layer_bytes_;
+    int64_t chunk_size = state_.options->eval_batch_size;
+    if (state_.options->memory_budget > 0) {
+      memory.budget_bytes = memory_.evaluation.layer_bytes;
+      chunk_size = memory_.evaluation.chunk_size;
+    }
     LayerwiseOutputs outputs;
     // Table inputs: this evaluation's bags of every node, as rows in memory.
     std::unique_ptr<storage::RowStore> table_rows;
@@ -235,7 +244,7 @@ class MiniBatchRunner : public EpochRunner {
                                   : eval_store_ != nullptr ? *eval_store_
                                                            : *store_;
     FS_RETURN_IF_ERROR(LayerwiseInference(state_.ctx, *state_.model, *sampler_, whole_graph_, features,
-                                          state_.options->eval_batch_size, {eval_ids_},
+                                          chunk_size, {eval_ids_},
                                           /*want_embeddings=*/false, /*whole_graph_per_layer=*/false, memory,
                                           &outputs));
     const int64_t nv = d.val_ids().numel();
@@ -287,6 +296,34 @@ class MiniBatchRunner : public EpochRunner {
 
   int64_t RowBytes() const { return store_ != nullptr ? store_->row_bytes() : 0; }
 
+  // --plan-only: the plan as if under a budget (evaluation sized to the
+  // compute turn), the cache the given budget would leave, and the
+  // smallest budget the run accepts.
+  Status WritePlan(MemoryInputs mi) {
+    TrainOptions o = *state_.options;
+    if (o.memory_budget <= 0) o.memory_budget = 1;  // any budget: the plan's shape under one
+    mi.options = &o;
+    const MemoryEstimate e = EstimateMemory(mi);
+    TrainSummary* out = state_.plan_out;
+    if (out == nullptr) return Internal("plan_only: no summary to write the plan to");
+    out->minimum_budget_bytes = MinimumBudget(e, RowBytes());
+    std::string text = "memory plan of " + o.dataset + " (" + std::to_string(o.batch_size) + " seeds a batch, " +
+                       std::to_string(o.lookahead) + " batches of lookahead, " + o.feature_store +
+                       " feature store):\n" + e.Table();
+    text += "evaluation: chunks of " + std::to_string(e.evaluation.chunk_size) + " destinations, " +
+            FormatBytes(e.evaluation.layer_bytes) + " of hidden layers in RAM (the rest in a scratch file)\n";
+    if (state_.options->memory_budget > 0) {
+      const int64_t left = state_.options->memory_budget - e.total();
+      text += "feature cache under --memory-budget " + FormatBytes(state_.options->memory_budget) + ": " +
+              (left > 0 ? FormatBytes(std::min(left, AllRowsBytes())) : std::string("none (below the minimum)")) +
+              "\n";
+    }
+    text += "smallest --memory-budget this run accepts: " + FormatBytes(out->minimum_budget_bytes) + "\n";
+    out->memory_plan = text;
+    return Status::OK();
+  }
+  int64_t AllRowsBytes() const { return state_.data->dataset->num_nodes() * RowBytes(); }
+
   // The memory a batch's tensor holds: its whole storage, as the input
   // nodes and a block's indices are views of buffers sized by a bound
   // (the sampler's growth, seeds x fanout per chunk).
@@ -296,11 +333,13 @@ class MiniBatchRunner : public EpochRunner {
   }
 
   // The largest input rows, edges, per-block destination rows and bytes of
-  // the first few batches (full neighbourhoods: an upper bound for resident
-  // sampling too).
+  // 16 batches spread over the first epoch (full neighbourhoods: an upper
+  // bound for resident sampling too).
   Status ProbeBatches(MemoryInputs* mi) {
-    const int64_t probes = std::min<int64_t>(8, order_->num_batches());
-    for (int64_t b = 0; b < probes; ++b) {
+    const int64_t nb = order_->num_batches();
+    const int64_t probes = std::min<int64_t>(16, nb);
+    for (int64_t k = 0; k < probes; ++k) {
+      const int64_t b = k * nb / probes;
       sampler::SampledBatch batch;
       FS_RETURN_IF_ERROR(sampler_->Sample(state_.ctx, order_->Batch(0, b), 0, b, &batch));
       mi->probe_rows = std::max(mi->probe_rows, batch.input_nodes.numel());
@@ -323,7 +362,7 @@ class MiniBatchRunner : public EpochRunner {
       FS_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, PartitionOffsets(d));
       const int parts = static_cast<int>(offsets.size()) - 1;
       int group = o.resident_partitions;
-      if (group == 0) group = AutoGroupSize(offsets, cache_bytes);
+      if (group == 0) group = AutoGroupSize(offsets, RowBytes(), cache_bytes);
       group = std::min(group, parts);
       auto order = std::make_unique<sampler::PartitionOrder>(d.train_ids(), std::move(offsets), o.batch_size,
                                                              o.seed, group);
@@ -336,17 +375,6 @@ class MiniBatchRunner : public EpochRunner {
     FS_RETURN_IF_ERROR(order->status());
     order_ = std::move(order);
     return Status::OK();
-  }
-
-  // resident_partitions 0: as many partitions as `cache_bytes` holds (by
-  // the largest partition's rows), at least 1. The group only shapes the
-  // order and the resident set, never the pipeline's memory.
-  int AutoGroupSize(const std::vector<int64_t>& offsets, int64_t cache_bytes) const {
-    int64_t largest = 1;
-    for (size_t p = 0; p + 1 < offsets.size(); ++p) largest = std::max(largest, offsets[p + 1] - offsets[p]);
-    const int64_t row_bytes = RowBytes();  // the store's rows (degree features are not the dataset's)
-    const int64_t fit = row_bytes > 0 ? cache_bytes / (largest * row_bytes) : 0;
-    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(fit, static_cast<int64_t>(offsets.size()) - 1)));
   }
 
   Status StartPipeline(int64_t first_seq) {
@@ -421,7 +449,6 @@ class MiniBatchRunner : public EpochRunner {
   std::unique_ptr<storage::RowStore> eval_store_;  // disk only: buffered twin for evaluation
   MemoryEstimate memory_;
   int64_t cache_bytes_ = 0;
-  int64_t eval_layer_bytes_ = 0;  // RAM for evaluation's hidden layers under a budget
   cache::Policy cache_policy_ = cache::Policy::kLookahead;
   std::unique_ptr<FeaturePipeline> pipeline_;
   bool row_path_logged_ = false;
@@ -440,3 +467,4 @@ StatusOr<std::unique_ptr<EpochRunner>> MakeMiniBatchRunner(const RunState& state
 }
 
 }  // namespace foresight::trainer::internal
+

@@ -169,7 +169,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   // With checkpoints, each metrics line is made durable before its epoch's
   // checkpoint commits: see MetricsWriter for why that keeps the file exact.
   std::unique_ptr<internal::MetricsWriter> metrics;
-  if (!options.metrics_file.empty() && writer) {
+  if (!options.metrics_file.empty() && writer && !options.plan_only) {
     const bool durable = !options.checkpoint_dir.empty();
     if (resumed) {
       FS_ASSIGN_OR_RETURN(metrics, internal::MetricsWriter::Resume(options.metrics_file, state.epoch, durable));
@@ -213,9 +213,11 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   internal::DataParallel data_parallel;
   data_parallel.comm = comm;
   if (ranks > 1) run.data_parallel = &data_parallel;
+  run.plan_out = out;
   FS_ASSIGN_OR_RETURN(std::unique_ptr<internal::EpochRunner> runner,
                       options.full_graph ? internal::MakeFullGraphRunner(run)
                                          : internal::MakeMiniBatchRunner(run));
+  if (options.plan_only) return Status::OK();  // Init wrote the plan
 
   for (int epoch = state.epoch; epoch < options.epochs && !state.stopped_early; ++epoch) {
     EpochMetrics m;

@@ -23,10 +23,12 @@ struct BatchBound {
   std::vector<int64_t> dst;
 };
 
-// Probed sizes (the largest of several batches) get 25% headroom: later
-// batches may be larger. Capped by the fanouts' worst case.
+// Probed sizes (the largest of batches spread over the first epoch) get
+// 1/16 headroom: other batches may be a little larger (batches of one
+// size, drawn alike, differ by a few percent). Capped by the fanouts'
+// worst case.
 int64_t WithHeadroom(int64_t probed, int64_t worst) {
-  return probed > 0 ? std::min(worst, probed + probed / 4) : worst;
+  return probed > 0 ? std::min(worst, probed + probed / 16) : worst;
 }
 
 BatchBound BoundBatch(const MemoryInputs& in, int64_t num_nodes, int64_t num_edges) {
@@ -56,6 +58,15 @@ BatchBound BoundBatch(const MemoryInputs& in, int64_t num_nodes, int64_t num_edg
 
 }  // namespace
 
+const char* MemoryScaleName(MemoryScale scale) {
+  switch (scale) {
+    case MemoryScale::kFixed: return "fixed";
+    case MemoryScale::kGraph: return "graph";
+    case MemoryScale::kBatch: return "batch";
+  }
+  return "?";
+}
+
 int64_t MemoryEstimate::total() const {
   int64_t t = 0;
   for (const MemoryItem& i : items) t += i.bytes;
@@ -68,11 +79,77 @@ std::string MemoryEstimate::Describe() const {
   return s + " = " + FormatBytes(total());
 }
 
-int64_t EvaluationLayerBytes(const MemoryInputs& in) {
+std::string MemoryEstimate::Table() const {
+  std::string s;
+  char line[256];
+  for (const MemoryItem& i : items) {
+    std::snprintf(line, sizeof(line), "  %-44s %12s  scales with the %s\n", i.name.c_str(),
+                  FormatBytes(i.bytes).c_str(),
+                  i.scale == MemoryScale::kFixed ? "process and model" : MemoryScaleName(i.scale));
+    s += line;
+  }
+  std::snprintf(line, sizeof(line), "  %-44s %12s\n", "total (without the feature cache)", FormatBytes(total()).c_str());
+  return s + line;
+}
+
+namespace {
+
+// Two chunks' buffers (one computing, the next one loading) of `chunk`
+// destinations: their source rows (the ids and the read requests) as
+// bounded by the chunking (MaxChunkSources), and the destinations'
+// aggregated input and outputs. A row buffer's slack (a quarter more rows,
+// for growing chunks) is never written, so its pages are not resident.
+int64_t EvalChunkBytes(int64_t chunk, int64_t max_in_degree, int64_t wide) {
+  const int64_t sources = std::max(kChunkSourcesPerDestination * chunk + chunk, max_in_degree + 1);
+  return 2 * sources * (wide + 24) + chunk * (wide * 4 + 64);
+}
+
+constexpr int64_t kMinEvalChunk = 512;
+
+int64_t MaxInDegree(const Tensor& indptr) {
+  const int64_t* p = indptr.data<int64_t>();
+  int64_t max_degree = 0;
+  for (int64_t v = 0; v + 1 < indptr.numel(); ++v) max_degree = std::max(max_degree, p[v + 1] - p[v]);
+  return max_degree;
+}
+
+}  // namespace
+
+EvaluationPlan PlanEvaluation(const MemoryInputs& in, int64_t compute_turn_bytes) {
+  const storage::Dataset& d = *in.dataset;
   const TrainOptions& o = *in.options;
+  const int64_t n = d.num_nodes();
+  const int64_t f = in.input_width >= 0 ? in.input_width : d.feature_dim();
   const int64_t width = o.hidden * (o.model == "gat" ? o.heads : 1);
-  const int64_t layers = 2 * in.dataset->num_nodes() * width * 4;
-  return o.memory_budget > 0 ? std::min(layers, o.memory_budget / 8) : layers;
+  const int64_t wide = std::max(f, width) * 4;
+  const int64_t max_in_degree = MaxInDegree(d.indptr());
+  EvaluationPlan p;
+  // The logits of the evaluated ids, and the needed rows of each hidden
+  // layer (NeededRows: an [N] rank and up to N ids).
+  const int64_t eval_rows = (d.val_ids().defined() ? d.val_ids().numel() : 0) +
+                            (d.test_ids().defined() ? d.test_ids().numel() : 0);
+  p.graph_bytes = eval_rows * d.num_classes() * 4 + std::max(0, o.layers - 1) * n * 16;
+  p.chunk_size = std::max<int64_t>(1, o.eval_batch_size);
+  if (o.memory_budget <= 0) {
+    p.chunk_bytes = EvalChunkBytes(p.chunk_size, max_in_degree, wide);
+    p.layer_bytes = kDefaultInferenceBudgetBytes;
+    return p;
+  }
+  // Under a budget evaluation runs in the compute turn's bytes: the chunk
+  // shrinks until its buffers fit beside the graph-sized part, but not
+  // below kMinEvalChunk destinations (smaller chunks cost more time per
+  // row than they save: on a 200k-node R-MAT graph, chunks of 128 made
+  // evaluation about 2x slower than chunks of 1024; then evaluation's item
+  // is the larger one), and the hidden layers get what is left, spilling
+  // the rest to the page cache.
+  const int64_t floor = std::min(p.chunk_size, kMinEvalChunk);
+  const int64_t room = compute_turn_bytes - p.graph_bytes;
+  while (p.chunk_size > floor && EvalChunkBytes(p.chunk_size, max_in_degree, wide) > room) {
+    p.chunk_size = std::max(floor, p.chunk_size / 2);
+  }
+  p.chunk_bytes = EvalChunkBytes(p.chunk_size, max_in_degree, wide);
+  p.layer_bytes = std::max<int64_t>(0, room - p.chunk_bytes);
+  return p;
 }
 
 int64_t TopologyPagesBytes(const MemoryInputs& in) {
@@ -109,42 +186,44 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   const int64_t width = o.hidden * (o.model == "gat" ? o.heads : 1);
   const int64_t cap = in.queue_capacity;
   MemoryEstimate e;
-  auto add = [&](const std::string& name, int64_t bytes) { e.items.push_back({name, std::max<int64_t>(0, bytes)}); };
+  auto add = [&](const std::string& name, int64_t bytes, MemoryScale scale) {
+    e.items.push_back({name, std::max<int64_t>(0, bytes), scale});
+  };
 
-  add("baseline", in.baseline_bytes);
+  add("baseline", in.baseline_bytes, MemoryScale::kFixed);
   // Mapped arrays that sampling and labelling touch. The CSR scales with
   // the graph when mapped (every page read stays resident), with the batch
   // when paged (TopologyPagesBytes); labels and split ids stay mapped.
   const int64_t node_arrays =
       Bytes(d.labels()) + Bytes(d.train_ids()) + Bytes(d.val_ids()) + Bytes(d.test_ids());
   if (o.topology == "paged") {
-    add("topology pages (per batch)", TopologyPagesBytes(in));
-    add("labels and split ids (per graph)", node_arrays);
+    add("topology pages", TopologyPagesBytes(in), MemoryScale::kBatch);
+    add("labels and split ids", node_arrays, MemoryScale::kGraph);
   } else {
-    add("topology (per graph)", Bytes(d.indptr()) + Bytes(d.indices()) + node_arrays);
+    add("topology", Bytes(d.indptr()) + Bytes(d.indices()) + node_arrays, MemoryScale::kGraph);
   }
   const int64_t feature_bytes = n * in.row_bytes;
   if (o.feature_store == "memory") {
-    add("features (memory store)", feature_bytes);
+    add("features (memory store)", feature_bytes, MemoryScale::kGraph);
   } else if (o.feature_store == "mmap") {
-    add("features (mmap'd pages)", feature_bytes);
+    add("features (mmap'd pages)", feature_bytes, MemoryScale::kGraph);
   } else {
-    add("disk store buffers", static_cast<int64_t>(o.io_depth) * (256 << 10));
+    add("disk store buffers", static_cast<int64_t>(o.io_depth) * (256 << 10), MemoryScale::kFixed);
   }
   const int64_t optimizer_states = o.optimizer == "sgd" ? 1 : 2;
-  add("model + optimizer", in.parameters * 4 * (2 + optimizer_states));
+  add("model + optimizer", in.parameters * 4 * (2 + optimizer_states), MemoryScale::kFixed);
   // The cache planner's per-node index.
-  add("planner index", n * 16);
+  add("planner index", n * 16, MemoryScale::kGraph);
 
   const BatchBound bb = BoundBatch(in, n, d.num_edges());
-  // The sample stage's and evaluation's samplers: an id table each, sized
-  // to the batch (8-byte entries, 16 on graphs of 2^31 nodes and more; at
-  // least four times the nodes, a power of two: at most 8 entries per node),
-  // of at least 4096 entries.
-  const int64_t chunk_sources = MaxChunkSources(d.indptr(), o.eval_batch_size);
+  // The sample stage's sampler: an id table sized to the batch (8-byte
+  // entries, 16 on graphs of 2^31 nodes and more; at least four times the
+  // nodes, a power of two: at most 8 entries per node), of at least 4096
+  // entries. Evaluation's sampler has one sized to its chunk, counted in
+  // the compute turn it runs in.
   const int64_t entry_bytes = sampler::IdTableEntryBytes(n);
   auto id_table = [&](int64_t nodes) { return std::max<int64_t>(8 * entry_bytes * nodes, 4096 * entry_bytes); };
-  add("samplers' id tables", id_table(bb.rows) + id_table(o.eval_batch_size + chunk_sources));
+  add("sampler's id table", id_table(bb.rows), MemoryScale::kBatch);
   // A sampled batch's ids and blocks (as probed, else 8 bytes per row and
   // 16 per edge: i64 indices and indptr), plus its plan and the planner's
   // window record: a slot, a fetch entry, a key and a next-use link per row.
@@ -152,38 +231,51 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   const int64_t meta = sampled + bb.rows * 28;
   const int64_t x = bb.rows * f * 4;
   const int64_t bypass = bb.rows * in.row_bytes;
-  // Batches alive at once: one in each of the five stage threads' hands and
-  // the compute thread's, five queues, the planner's window (W + 1).
-  const int64_t alive = 6 + 5 * cap + o.lookahead + 1;
-  // x exists from assemble to compute, bypass rows from read to assemble.
-  add("batches in flight", alive * meta + (cap + 2) * x + (cap + 2) * bypass);
-  // Forward and backward of one batch: the input and its dropout copy,
-  // then per layer its aggregated input and a few [dst rows, width]
-  // activations, with their gradients during backward.
-  int64_t compute = bb.rows * f * 4 * 2;
+  // Sampled batches alive at once: the sample stage's, the sampled queue's
+  // (with sample_ahead), the plan stage's window (W + 1) and the planned
+  // ones not yet released (max_in_flight: planning batch t waits for the
+  // release of t - max_in_flight, so every later stage together holds no
+  // more). x exists from assemble to compute (at most max_in_flight, and
+  // at most the assembled queue, the assemble and compute threads' hands);
+  // bypass rows of one batch beside them (the one being assembled).
+  const int64_t sampled_alive = 1 + cap + std::max(0, in.sample_ahead) + o.lookahead + 1 + in.max_in_flight;
+  const int64_t x_alive = std::min<int64_t>(in.max_in_flight, cap + 2);
+  add("batches in flight", sampled_alive * meta + x_alive * x + bypass, MemoryScale::kBatch);
+  // Forward and backward of one batch: the input's dropout copy (the input
+  // itself is the batch's x, counted above), then per layer its aggregated
+  // input and a few [dst rows, width] activations, with their gradients
+  // during backward.
+  int64_t compute = bb.rows * f * 4;
   int64_t in_width = f;
   for (const int64_t dst : bb.dst) {
     compute += dst * (in_width * 2 + width * 6) * 4;
     in_width = width;
   }
-  // Layer-wise evaluation: two [N, width] layers, the logits of the
-  // evaluated ids, and two chunks (one computing, the next one loading):
-  // their source rows (with the buffer's slack, the ids and the read
-  // requests) as bounded by the chunking, and the destinations' aggregated
-  // input and outputs.
-  const int64_t eval_rows = (d.val_ids().defined() ? d.val_ids().numel() : 0) +
-                            (d.test_ids().defined() ? d.test_ids().numel() : 0);
-  const int64_t wide = std::max(f, width) * 4;
-  const int64_t chunks = 2 * chunk_sources * (wide + wide / 4 + 24) + o.eval_batch_size * (wide * 4 + 64);
-  const int64_t evaluation = EvaluationLayerBytes(in) + eval_rows * d.num_classes() * 4 + chunks;
   // Evaluation holds the compute turn: a training step's activations and
-  // evaluation's layers never exist at once.
+  // evaluation's chunks and layers never exist at once. Under a budget
+  // evaluation is sized to the step's bytes; when even its smallest chunk
+  // and graph-sized part need more, its item is the larger one.
+  const EvaluationPlan eval = PlanEvaluation(in, compute);
+  const int64_t evaluation = eval.chunk_bytes + eval.graph_bytes + (o.memory_budget > 0 ? 0 : eval.layer_bytes);
   if (compute >= evaluation) {
-    add("compute activations (> evaluation's " + FormatBytes(evaluation) + ")", compute);
+    add("compute turn (training step; evaluation in chunks of " + std::to_string(eval.chunk_size) + ")", compute,
+        MemoryScale::kBatch);
+    e.compute_turn_bytes = compute;
+    e.evaluation = eval;
   } else {
-    add("evaluation (> compute activations' " + FormatBytes(compute) + ")", evaluation);
+    add("compute turn (evaluation: " + FormatBytes(eval.graph_bytes) + " by the graph, chunks of " +
+            std::to_string(eval.chunk_size) + ")",
+        evaluation, eval.graph_bytes > eval.chunk_bytes ? MemoryScale::kGraph : MemoryScale::kBatch);
+    e.compute_turn_bytes = evaluation;
+    e.evaluation = PlanEvaluation(in, evaluation);
   }
   return e;
+}
+
+int64_t MinimumBudget(const MemoryEstimate& estimate, int64_t row_bytes) {
+  const int64_t mib = int64_t{1} << 20;
+  const int64_t need = estimate.total() + std::max<int64_t>(1, row_bytes);
+  return (need + mib - 1) / mib * mib;
 }
 
 StatusOr<int64_t> PlanCacheBytesWithin(const TrainOptions& options, const MemoryEstimate& estimate,

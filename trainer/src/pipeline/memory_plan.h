@@ -18,9 +18,30 @@
 
 namespace foresight::trainer::internal {
 
+// What a term grows with, for --plan-only: the process and the model
+// (fixed), the graph's node or edge count (graph), or the batch size,
+// fanouts and lookahead (batch).
+enum class MemoryScale { kFixed, kGraph, kBatch };
+const char* MemoryScaleName(MemoryScale scale);
+
 struct MemoryItem {
   std::string name;
   int64_t bytes = 0;
+  MemoryScale scale = MemoryScale::kFixed;
+};
+
+// How layer-wise evaluation runs inside the compute turn's bytes: the
+// destinations per chunk (eval_batch_size, halved until two chunks' buffers
+// fit in what the turn leaves beside the graph-sized part, but not below
+// 512 or eval_batch_size when that is less), and
+// the RAM its hidden layers may hold (what the turn leaves beside the
+// chunks; the rest spills to a scratch file in the page cache).
+struct EvaluationPlan {
+  int64_t chunk_size = 0;
+  int64_t layer_bytes = 0;
+  int64_t chunk_bytes = 0;   // two chunks' buffers at chunk_size
+  int64_t graph_bytes = 0;   // logits of the evaluated ids and the needed-rows index
+  int64_t total() const { return chunk_bytes + graph_bytes + layer_bytes; }
 };
 
 struct MemoryEstimate {
@@ -28,6 +49,14 @@ struct MemoryEstimate {
   int64_t total() const;
   // "baseline 41.2 MiB + topology 80.0 MiB + ... = 300.1 MiB"
   std::string Describe() const;
+  // One line per item, "  topology                 80.0 MiB  graph", then
+  // the total (for --plan-only).
+  std::string Table() const;
+  // The compute turn's bytes: the training step's activations, which
+  // evaluation uses too (they never run at once), and how evaluation runs
+  // in them (PlanEvaluation).
+  int64_t compute_turn_bytes = 0;
+  EvaluationPlan evaluation;
 };
 
 struct MemoryInputs {
@@ -43,14 +72,13 @@ struct MemoryInputs {
   std::vector<int64_t> probe_dst_rows;
   // The largest bytes of a probed batch's ids and blocks (0 = unknown).
   int64_t probe_batch_bytes = 0;
-  // RAM evaluation's hidden layers may use (the rest spills to a scratch
-  // file); see EvaluationLayerBytes.
   int64_t row_bytes = 0;       // the feature store's row (0: no store, table inputs)
   // Width of x, the first layer's input (degree features and the input
   // table differ from the dataset's feature_dim). -1: feature_dim.
   int64_t input_width = -1;
   int queue_capacity = 2;      // the pipeline's
   int max_in_flight = 4;
+  int sample_ahead = 0;        // PipelineConfig::sample_ahead
   // Measured RSS of the process now, minus the dataset's mapped arrays
   // resident in it (they are counted as their own items).
   int64_t baseline_bytes = 0;
@@ -58,17 +86,20 @@ struct MemoryInputs {
 
 MemoryEstimate EstimateMemory(const MemoryInputs& in);
 
+// `compute_turn_bytes`: MemoryEstimate::compute_turn_bytes; with no budget
+// (0 or less) the chunk is eval_batch_size and the layers get
+// kDefaultInferenceBudgetBytes.
+EvaluationPlan PlanEvaluation(const MemoryInputs& in, int64_t compute_turn_bytes);
+
+// The smallest --memory-budget this estimate accepts: its items and a
+// feature cache of one row (rounded up to a whole MiB).
+int64_t MinimumBudget(const MemoryEstimate& estimate, int64_t row_bytes);
+
 // With topology "paged": the CSR pages one training batch and one
 // evaluation chunk read (whole pages), which the samplers give back after
 // each call; at most the whole CSR. Scales with the batch and the mean
 // degree, not the node count.
 int64_t TopologyPagesBytes(const MemoryInputs& in);
-
-// RAM that evaluation's hidden layers may hold (two layers of [N, width]
-// f32: a layer's input and output), at most an eighth of the budget when
-// there is one (the rest goes to the cache); part of EstimateMemory's "evaluation" item. Layer-wise
-// inference spills what does not fit to a scratch file.
-int64_t EvaluationLayerBytes(const MemoryInputs& in);
 
 // The cache capacity in bytes for `options`: cache_size when given (>= 0;
 // checked against the budget when there is one), else what memory_budget

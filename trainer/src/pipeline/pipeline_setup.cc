@@ -49,6 +49,14 @@ std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count) {
   return ids;
 }
 
+int AutoGroupSize(const std::vector<int64_t>& offsets, int64_t row_bytes, int64_t cache_bytes) {
+  int64_t largest = 1;
+  for (size_t p = 0; p + 1 < offsets.size(); ++p) largest = std::max(largest, offsets[p + 1] - offsets[p]);
+  const int64_t fit = row_bytes > 0 ? cache_bytes / (largest * row_bytes) : 0;
+  const int64_t parts = static_cast<int64_t>(offsets.size()) - 1;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(fit, parts)));
+}
+
 StatusOr<std::vector<int64_t>> PartitionOffsets(const storage::Dataset& dataset) {
   const std::vector<int64_t>& offsets = dataset.partition_offsets();
   if (offsets.size() < 2) {

@@ -45,6 +45,12 @@ StatusOr<TrainingFeatures> OpenTrainingFeatures(const TrainOptions& options, con
 // destination), highest first, ties by smaller id.
 std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count);
 
+// resident_partitions 0: as many partitions as `cache_bytes` holds, by the
+// largest partition's rows of `row_bytes` each (offsets: P + 1 row
+// offsets), at least 1 and at most P. The group only shapes the order and
+// the resident set, never the pipeline's memory.
+int AutoGroupSize(const std::vector<int64_t>& offsets, int64_t row_bytes, int64_t cache_bytes);
+
 // The dataset's partition offsets (P + 1 row offsets from the manifest's
 // "partitions"); FailedPrecondition pointing at `foresight partition` when
 // the dataset is not partitioned, DataLoss when the offsets are malformed.

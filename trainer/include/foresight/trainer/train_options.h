@@ -144,6 +144,12 @@ struct TrainOptions {
   // estimate of everything else; a budget that cannot hold that estimate is
   // an error listing it. Default: 0
   int64_t memory_budget = 0;
+  // Mini-batch GNN training: work out the memory plan (TrainSummary::
+  // memory_plan: the itemised estimate, what scales with the graph and
+  // what with the batch, and the smallest memory_budget the run accepts)
+  // and return without training. A command-line switch (--plan-only), not
+  // a config key. Default: false
+  bool plan_only = false;
   // Seed order: "random" (shuffled) or "partition" (random groups of
   // partitions, redrawn every epoch, visited one after another, seeds
   // shuffled within a group; needs a dataset partitioned by `foresight

@@ -77,6 +77,10 @@ struct TrainSummary {
   // sampled negatives) at best_epoch.
   double best_val_ndcg10 = 0, test_hr10 = 0, test_ndcg10 = 0;
   std::vector<EpochMetrics> history;  // the epochs run by this call
+  // options.plan_only: the memory plan as text (one line per item), ending
+  // with the smallest memory_budget the run accepts.
+  std::string memory_plan;
+  int64_t minimum_budget_bytes = 0;
 };
 
 // Optional observers of training (a GUI, a custom logger). Called on the

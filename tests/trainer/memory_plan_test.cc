@@ -1,0 +1,169 @@
+// The mini-batch trainer's memory plan and cache setup (trainer/src/
+// pipeline): the static policy's rows (highest in-degree first, and the
+// ones a static run really serves from its cache), the automatic partition
+// group, and how evaluation is sized inside the compute turn. The plan
+// against a measured peak RSS is tests/apps/memory_plan_cli_test.cc's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "foresight/storage/dataset.h"
+#include "foresight/trainer/feature_trace.h"
+#include "foresight/trainer/trainer.h"
+#include "pipeline/memory_plan.h"
+#include "pipeline/pipeline_setup.h"
+#include "pipeline_test_util.h"
+#include "testing/testing.h"
+
+namespace foresight::trainer {
+namespace {
+
+using foresight::testing::kPipelineNodes;
+using foresight::testing::kPipelineRowBytes;
+using internal::AutoGroupSize;
+using internal::KeysByInDegree;
+
+Tensor Indptr(const std::vector<int64_t>& degrees) {
+  Tensor t = Tensor::Empty({static_cast<int64_t>(degrees.size()) + 1}, DType::kI64);
+  int64_t* p = t.data<int64_t>();
+  p[0] = 0;
+  for (size_t i = 0; i < degrees.size(); ++i) p[i + 1] = p[i] + degrees[i];
+  return t;
+}
+
+TEST(KeysByInDegree, HighestFirstTiesBySmallerId) {
+  //                              node: 0  1  2  3  4  5
+  const Tensor indptr = Indptr({2, 7, 0, 7, 3, 2});
+  EXPECT_EQ(KeysByInDegree(indptr, 6), (std::vector<int64_t>{1, 3, 4, 0, 5, 2}));
+  EXPECT_EQ(KeysByInDegree(indptr, 3), (std::vector<int64_t>{1, 3, 4}));
+  EXPECT_EQ(KeysByInDegree(indptr, 100).size(), 6u);  // at most every node
+  EXPECT_TRUE(KeysByInDegree(indptr, 0).empty());
+  EXPECT_TRUE(KeysByInDegree(indptr, -5).empty());
+}
+
+TEST(AutoGroupSize, AsManyPartitionsAsTheCacheHoldsByTheLargest) {
+  const std::vector<int64_t> offsets = {0, 10, 25, 30, 40};  // largest: 15 rows
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 0), 1);             // at least 1
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 1499), 1);
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 3000), 2);
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 4499), 2);
+  EXPECT_EQ(AutoGroupSize(offsets, 100, 4500), 3);
+  EXPECT_EQ(AutoGroupSize(offsets, 100, int64_t{1} << 40), 4);  // at most P
+  EXPECT_EQ(AutoGroupSize(offsets, 0, int64_t{1} << 40), 1);    // no rows to cache
+}
+
+// A static cache of k rows holds the k rows of highest in-degree, filled
+// once on the first plan: every request of one of them is a hit (but the
+// first batch's, which the fill reads), every other a miss.
+class StaticPolicyTest : public foresight::testing::PipelineSuite {};
+
+TEST_F(StaticPolicyTest, ServesExactlyTheHighestInDegreeRows) {
+  TrainOptions o = Options();
+  o.feature_store = "disk";
+  o.cache_policy = "static";
+  o.epochs = 1;
+  const int64_t k = kPipelineNodes / 10;
+  o.cache_size = k * kPipelineRowBytes;
+  auto dataset = storage::Dataset::Open(o.dataset);
+  ASSERT_OK(dataset.status());
+  const std::vector<int64_t> top = KeysByInDegree((*dataset)->indptr(), k);
+  const std::set<int64_t> cached(top.begin(), top.end());
+  auto trace = SampleFeatureTrace(o, 0);
+  ASSERT_OK(trace.status());
+  ASSERT_EQ(std::vector<int64_t>(trace->keys_by_in_degree.begin(), trace->keys_by_in_degree.begin() + k), top);
+  int64_t expected_hits = 0, requested = 0;
+  for (size_t b = 0; b < trace->batches.size(); ++b) {
+    requested += static_cast<int64_t>(trace->batches[b].size());
+    if (b == 0) continue;  // the fill's reads are the first batch's misses
+    for (int64_t key : trace->batches[b]) expected_hits += cached.count(key);
+  }
+  // The lowest in-degree rows would serve fewer: the choice matters.
+  const std::vector<int64_t> all = KeysByInDegree((*dataset)->indptr(), kPipelineNodes);
+  const std::set<int64_t> lowest(all.end() - k, all.end());
+  int64_t lowest_hits = 0;
+  for (const std::vector<int64_t>& batch : trace->batches) {
+    for (int64_t key : batch) lowest_hits += lowest.count(key);
+  }
+  ASSERT_GT(expected_hits, lowest_hits + lowest_hits / 2);
+
+  TrainSummary s;
+  ASSERT_OK(Train(o, &s));
+  ASSERT_EQ(s.history.size(), 1u);
+  EXPECT_EQ(s.history[0].rows_requested, requested);
+  EXPECT_EQ(s.history[0].cache_hits, expected_hits);
+  EXPECT_EQ(s.history[0].cache_misses, requested - expected_hits);
+}
+
+// Evaluation under a budget runs in the compute turn: its chunk halves
+// until two chunks fit beside the graph-sized part, not below 512, and
+// its hidden layers get what is left.
+TEST_F(StaticPolicyTest, EvaluationIsSizedToTheComputeTurn) {
+  TrainOptions o = Options();
+  o.memory_budget = int64_t{1} << 30;
+  o.eval_batch_size = 8192;
+  auto dataset = storage::Dataset::Open(o.dataset);
+  ASSERT_OK(dataset.status());
+  internal::MemoryInputs in;
+  in.dataset = dataset->get();
+  in.options = &o;
+  in.row_bytes = kPipelineRowBytes;
+  const internal::EvaluationPlan roomy = internal::PlanEvaluation(in, int64_t{1} << 30);
+  EXPECT_EQ(roomy.chunk_size, 8192);
+  EXPECT_EQ(roomy.total(), int64_t{1} << 30);  // the layers take the rest of the turn
+  const internal::EvaluationPlan tight = internal::PlanEvaluation(in, roomy.chunk_bytes / 3 + roomy.graph_bytes);
+  EXPECT_LT(tight.chunk_size, 8192);
+  EXPECT_GE(tight.chunk_size, 512);
+  EXPECT_LE(tight.chunk_bytes + tight.graph_bytes, roomy.chunk_bytes / 3 + roomy.graph_bytes);
+  const internal::EvaluationPlan none = internal::PlanEvaluation(in, 0);
+  EXPECT_EQ(none.chunk_size, 512);  // the floor: evaluation's item is then the larger
+  EXPECT_EQ(none.layer_bytes, 0);    // every hidden layer in the scratch file
+  o.eval_batch_size = 300;
+  EXPECT_EQ(internal::PlanEvaluation(in, 0).chunk_size, 300);  // never above the option
+}
+
+// Under a budget evaluation runs in smaller chunks with its hidden layers
+// in a scratch file: the same accuracies (and losses) as without one.
+TEST_F(StaticPolicyTest, EvaluationUnderABudgetGivesTheSameResults) {
+  TrainOptions o = Options();
+  o.epochs = 2;
+  o.eval_batch_size = 2000;  // one chunk for every layer without a budget
+  o.feature_store = "disk";
+  const std::vector<EpochMetrics> unbounded = foresight::testing::TrainHistory(o);
+  o.memory_budget = int64_t{1} << 30;
+  auto dataset = storage::Dataset::Open(o.dataset);
+  ASSERT_OK(dataset.status());
+  internal::MemoryInputs in;
+  in.dataset = dataset->get();
+  in.options = &o;
+  in.row_bytes = kPipelineRowBytes;
+  // The plan's compute turn at this batch size leaves the layers no RAM
+  // and halves the chunk (checked, so the comparison means something).
+  const internal::EvaluationPlan small = internal::PlanEvaluation(in, internal::EstimateMemory(in).compute_turn_bytes);
+  EXPECT_LT(small.chunk_size, 2000);
+  foresight::testing::ExpectSameResults(unbounded, foresight::testing::TrainHistory(o), "under a budget");
+}
+
+// The cache gets what the estimate leaves of the budget, no more; a budget
+// that leaves nothing is refused listing the items.
+TEST(PlanCacheBytes, TheCacheIsWhatTheEstimateLeaves) {
+  internal::MemoryEstimate e;
+  e.items = {{"baseline", 100 << 20, internal::MemoryScale::kFixed},
+             {"batches in flight", 30 << 20, internal::MemoryScale::kBatch}};
+  TrainOptions o;
+  o.memory_budget = 512 << 20;
+  auto cache = internal::PlanCacheBytes(o, e);
+  ASSERT_OK(cache.status());
+  EXPECT_EQ(*cache, (512 - 130) << 20);
+  EXPECT_EQ(internal::MinimumBudget(e, 4096), 131 << 20);  // the items and one row, in whole MiB
+  o.memory_budget = 130 << 20;
+  EXPECT_ERROR_CONTAINS(internal::PlanCacheBytes(o, e).status(), "cannot hold the run's minimum", "baseline",
+                        "batches in flight");
+  o.memory_budget = 0;  // no budget, no cache_size: no cache
+  ASSERT_OK(internal::PlanCacheBytes(o, e).status());
+  EXPECT_EQ(*internal::PlanCacheBytes(o, e), 0);
+}
+
+}  // namespace
+}  // namespace foresight::trainer
