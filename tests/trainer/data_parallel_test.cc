@@ -60,9 +60,13 @@ TEST_F(DataParallelTest, RanksTakeTheStepsOfOneRank) {
 TEST_F(DataParallelTest, RefusesWhatRanksCannotReproduce) {
   StatusOr<Communicator*> world = WorldCommunicator();
   ASSERT_OK(world.status());
-  if ((*world)->size() == 1) GTEST_SKIP() << "one rank trains anything; the refusals need mpirun -np 2 or more";
   trainer::TrainOptions o = SmallOptions(dir_.File("data"), "sage", /*full_graph=*/false);
   trainer::TrainSummary summary;
+  if ((*world)->size() == 1) {
+    // One rank reproduces itself: what several ranks refuse (dropout) trains.
+    EXPECT_OK(trainer::Train(o, trainer::TrainCallbacks(), *world, &summary));
+    return;
+  }
   // SmallOptions' dropout is 0.3.
   EXPECT_ERROR_CONTAINS(trainer::Train(o, trainer::TrainCallbacks(), *world, &summary), "--dropout 0");
   o.dropout = 0;
