@@ -236,7 +236,7 @@ const std::vector<TrainKey>& TrainKeys() {
   static const std::vector<TrainKey> keys = {
       {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
       {"model", "Model: sage, gcn or gat on a graph dataset; dlrm on a clicks dataset; --task link: distmult, "
-       "complex, transe or dot", &O::model, "sage|gcn|gat|dlrm|distmult|complex|transe|dot", false},
+       "complex, transe or dot (shallow), or sage, gcn or gat (a GNN encoder with --decoder)", &O::model, "sage|gcn|gat|dlrm|distmult|complex|transe|dot", false},
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
        "degree buckets), one-hot (node identity as a learned row of the first layer), learned:DIM (a learned "
@@ -350,6 +350,8 @@ const std::vector<TrainKey>& TrainKeys() {
        false},
       {"eval-epochs", "Link: evaluate every this many epochs (and after the last)", &O::eval_epochs, nullptr,
        false},
+      {"decoder", "Link with a GNN encoder (sage, gcn, gat): dot (<h, t>) or distmult (<h, r, t>, a learned row "
+       "per relation) on the encoder's output rows", &O::link_decoder, "dot|distmult", false},
       {"export", "Link: directory for entity/relation embeddings (.npy) and their names after training",
        &O::export_dir, nullptr, false},
   };

@@ -7,12 +7,10 @@
 namespace foresight::trainer {
 
 Status TrainOptions::ValidateLink() const {
-  if (model != "distmult" && model != "complex" && model != "transe" && model != "dot") {
-    if (model == "sage" || model == "gcn" || model == "gat") {
-      return Unimplemented("model: " + model + " link prediction (a GNN encoder) is not built yet; task link "
-                           "takes distmult, complex, transe or dot");
-    }
-    return InvalidArgument("model: '" + model + "' is not one of distmult, complex, transe, dot (task link)");
+  const bool gnn = model == "sage" || model == "gcn" || model == "gat";  // link_gnn_options.cc
+  if (!gnn && model != "distmult" && model != "complex" && model != "transe" && model != "dot") {
+    return InvalidArgument("model: '" + model + "' is not one of distmult, complex, transe, dot, sage, gcn, gat "
+                           "(task link)");
   }
   if (embedding_dim < 1) return InvalidArgument("embedding_dim: must be >= 1, got " + std::to_string(embedding_dim));
   if (model == "complex" && embedding_dim % 2 != 0) {
@@ -48,7 +46,7 @@ Status TrainOptions::ValidateLink() const {
   if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay)) {
     return InvalidArgument("weight_decay: must be >= 0, got " + std::to_string(weight_decay));
   }
-  if (optimizer != "adam" && optimizer != "sgd" && optimizer != "adagrad") {
+  if (!gnn && optimizer != "adam" && optimizer != "sgd" && optimizer != "adagrad") {
     return InvalidArgument("optimizer: '" + optimizer +
                            "' is not one of adam, sgd, adagrad for task link (the sparse row optimizers; adagrad "
                            "is row-wise)");
@@ -81,6 +79,7 @@ Status TrainOptions::ValidateLink() const {
     return InvalidArgument("cache_size: the memory embedding store reads its own rows; a cache applies to "
                            "table_store disk");
   }
+  if (gnn) return ValidateLinkGnn();
   return Status::OK();
 }
 

@@ -29,6 +29,7 @@
 #include "foresight/storage/npy.h"
 #include "link_batches.h"
 #include "temp_dir.h"
+#include "link_epochs.h"
 #include "link_eval.h"
 #include "link_loss.h"
 #include "link_scorer.h"
@@ -265,34 +266,6 @@ class LinkTrainer {
   bool closed_ = false;
 };
 
-nlohmann::json MetricsJson(const char* prefix, const RankMetrics& m) {
-  const std::string p = prefix;
-  return {{p + "mrr", m.mrr}, {p + "hits1", m.hits1}, {p + "hits3", m.hits3}, {p + "hits10", m.hits10}};
-}
-
-// One JSON object a line, each flushed as it is written.
-class LinkMetricsFile {
- public:
-  static StatusOr<std::unique_ptr<LinkMetricsFile>> Create(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr) return IoError("open metrics file " + path + ": " + std::strerror(errno));
-    return std::unique_ptr<LinkMetricsFile>(new LinkMetricsFile(path, f));
-  }
-  ~LinkMetricsFile() { std::fclose(f_); }
-  Status Write(const nlohmann::json& j) {
-    const std::string line = j.dump() + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0) {
-      return IoError("write metrics file " + path_ + ": " + std::strerror(errno));
-    }
-    return Status::OK();
-  }
-
- private:
-  LinkMetricsFile(std::string path, FILE* f) : path_(std::move(path)), f_(f) {}
-  std::string path_;
-  FILE* f_;
-};
-
 }  // namespace
 
 Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSummary* out) {
@@ -337,8 +310,8 @@ Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSu
       FS_RETURN_IF_ERROR(trainer.Evaluate(lt->val(), &val, 0));
       FS_RETURN_IF_ERROR(trainer.Evaluate(lt->test(), &test, 1));
       const double eval_seconds = watch.Lap();
-      line.update(MetricsJson("val_", val));
-      line.update(MetricsJson("test_", test));
+      line.update(RankMetricsJson("val_", val));
+      line.update(RankMetricsJson("test_", test));
       line["eval_seconds"] = eval_seconds;
       em.eval_seconds = eval_seconds;
       if (val.mrr > best_val) {  // ties keep the first epoch

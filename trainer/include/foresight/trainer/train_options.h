@@ -188,6 +188,13 @@ struct TrainOptions {
   // validation MRR), seed, threads, metrics_file, cache_policy, cache_size
   // and lookahead keep their meaning.
 
+  // model sage, gcn or gat with task link: a GNN encoder over the graph
+  // (its hidden, layers, heads, dropout, fanouts, node_features, optimizer,
+  // lr and weight_decay as for node classification; embedding_dim is its
+  // output width) whose output rows are scored by `link_decoder`: "dot"
+  // (<h, t>) or "distmult" (<h, r, t>, a learned row per relation).
+  // Default: dot
+  std::string link_decoder = "dot";
   // "node" (node classification) or "link". Default: node
   std::string task = "node";
   // Floats per embedding row: embedding_dim above (complex: dim / 2
@@ -240,6 +247,8 @@ struct TrainOptions {
   Status Validate() const;
   // Validate() for task = link (link_options.cc).
   Status ValidateLink() const;
+  // ValidateLink() for a GNN encoder (link_gnn_options.cc).
+  Status ValidateLinkGnn() const;
 };
 
 }  // namespace foresight::trainer
