@@ -305,8 +305,12 @@ const std::vector<TrainKey>& TrainKeys() {
        &O::memory_budget, nullptr, false, true, "none", 0},
       {"order",
        "Seed order: random, or partition (random groups of partitions, redrawn every epoch, one after another, "
-       "seeds shuffled within a group; needs `foresight partition`)",
-       &O::order, "random|partition", false},
+       "seeds shuffled within a group; needs `foresight partition`); --task link: random, or buckets (edge "
+       "buckets of --entity-partitions in an order that loads few partitions into a buffer of "
+       "--resident-partitions)",
+       &O::order, "random|partition|buckets", false},
+      {"entity-partitions", "Link with --order buckets: partitions of the entity table (contiguous id ranges)",
+       &O::entity_partitions, nullptr, false},
       {"sampling",
        "Neighbour sampling: full, or resident (only in-neighbours in the batch's partition group; needs "
        "--order partition)",

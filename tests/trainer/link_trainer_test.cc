@@ -230,8 +230,8 @@ TEST_F(LinkTrainerTest, ExportWritesEmbeddingsWithNames) {
 }
 
 TEST_F(LinkTrainerTest, UnsupportedCombinationsAreRefusedByName) {
-  TrainOptions o = Options("sage");
-  testing::ExpectErrorContains(o.Validate(), "sage", {"model", "not built yet"});
+  TrainOptions o = Options("rgcn");
+  testing::ExpectErrorContains(o.Validate(), "rgcn", {"model", "distmult", "sage"});
   o = Options("distmult");
   o.checkpoint_dir = dir_->File("ck");
   testing::ExpectErrorContains(o.Validate(), "checkpoint", {"checkpoint"});

@@ -71,7 +71,25 @@ Status TrainOptions::ValidateLink() const {
     return Unimplemented("checkpoint: task link does not write checkpoints yet; use export_dir for the embeddings");
   }
   if (full_graph) return InvalidArgument("full_graph: applies to task node");
-  if (order != "random") return Unimplemented("order: " + order + " is not built for task link yet (random only)");
+  if (order != "random" && order != "buckets") {
+    return InvalidArgument("order: '" + order + "' is not one of random, buckets (task link)");
+  }
+  if (order == "buckets") {
+    if (gnn) return Unimplemented("order: buckets applies to the shallow models (a " + model + " encoder samples)");
+    if (entity_partitions < 1) {
+      return InvalidArgument("entity_partitions: order buckets needs >= 1 partitions, got " +
+                             std::to_string(entity_partitions));
+    }
+    if (resident_partitions < 2 && entity_partitions > 1) {
+      return InvalidArgument("resident_partitions: order buckets needs a buffer of >= 2 partitions (a bucket's "
+                             "head and tail partitions), got " + std::to_string(resident_partitions));
+    }
+    if (negative_sampling != "uniform") {
+      return Unimplemented("negative_sampling: order buckets draws uniform negatives from the resident partitions");
+    }
+  } else if (entity_partitions != 0) {
+    return InvalidArgument("entity_partitions: applies to order buckets");
+  }
   if (memory_budget > 0) {
     return Unimplemented("memory_budget: task link sizes its cache from cache_size only (give cache_size)");
   }

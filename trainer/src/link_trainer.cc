@@ -109,6 +109,11 @@ class LinkTrainer {
     config_.lr = o_.lr;
     config_.weight_decay = o_.weight_decay;
     total_batches_ = static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch();
+    if (o_.order == "buckets") {
+      FS_LOG(INFO) << "bucket order: " << o_.entity_partitions << " entity partitions, a buffer of "
+                   << o_.resident_partitions << ": " << batcher_.partition_loads()
+                   << " partition loads per epoch (lower bound " << batcher_.partition_loads_lower_bound() << ")";
+    }
     return Status::OK();
   }
 

@@ -141,7 +141,15 @@ struct TrainOptions {
   // partitions, redrawn every epoch, visited one after another, seeds
   // shuffled within a group; needs a dataset partitioned by `foresight
   // partition`). Default: random
+  // Task link (shallow models): "random" (shuffled triples) or "buckets"
+  // (edge buckets of entity_partitions partitions in the BETA order of
+  // sampler/bucket_order.h for a buffer of resident_partitions partitions;
+  // negatives drawn from the resident partitions; the partition loads per
+  // epoch and their lower bound are logged).
   std::string order = "random";
+  // Task link, order buckets: partitions of the entity table (contiguous id
+  // ranges). Default: 0 (none; buckets needs >= 1)
+  int entity_partitions = 0;
   // Neighbour sampling: "full" (any in-neighbour) or "resident" (only
   // in-neighbours inside the batch's resident partition group; needs
   // order = partition; fewer rows read, some accuracy cost). Default: full
