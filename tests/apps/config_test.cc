@@ -73,6 +73,8 @@ init-scale: 0.1
 eval-negatives: 500
 eval-epochs: 3
 export: /tmp/emb
+decoder: distmult
+entity-partitions: 4
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -130,6 +132,8 @@ init_scale = 0.1
 eval_negatives = 500
 eval_epochs = 3
 export = "/tmp/emb"
+decoder = "distmult"
+entity_partitions = 4
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -186,6 +190,8 @@ std::vector<FlagValue> kFlags = {
     {"eval-negatives", ConfigValue::Text("500")},
     {"eval-epochs", ConfigValue::Text("3")},
     {"export", ConfigValue::Text("/tmp/emb")},
+    {"decoder", ConfigValue::Text("distmult")},
+    {"entity-partitions", ConfigValue::Text("4")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -244,6 +250,8 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.eval_negatives, 500);
   EXPECT_EQ(o.eval_epochs, 3);
   EXPECT_EQ(o.export_dir, "/tmp/emb");
+  EXPECT_EQ(o.link_decoder, "distmult");
+  EXPECT_EQ(o.entity_partitions, 4);
   EXPECT_EQ(o.node_features, "degree");
   EXPECT_EQ(o.bottom_mlp, (std::vector<int64_t>{32, 16}));
   EXPECT_EQ(o.top_mlp, (std::vector<int64_t>{64, 1}));
