@@ -74,6 +74,8 @@ init-scale: 0.1
 eval-negatives: 500
 eval-epochs: 3
 export: /tmp/emb
+decoder: distmult
+entity-partitions: 4
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -132,6 +134,8 @@ init_scale = 0.1
 eval_negatives = 500
 eval_epochs = 3
 export = "/tmp/emb"
+decoder = "distmult"
+entity_partitions = 4
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -189,6 +193,8 @@ std::vector<FlagValue> kFlags = {
     {"eval-negatives", ConfigValue::Text("500")},
     {"eval-epochs", ConfigValue::Text("3")},
     {"export", ConfigValue::Text("/tmp/emb")},
+    {"decoder", ConfigValue::Text("distmult")},
+    {"entity-partitions", ConfigValue::Text("4")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -248,6 +254,8 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.eval_negatives, 500);
   EXPECT_EQ(o.eval_epochs, 3);
   EXPECT_EQ(o.export_dir, "/tmp/emb");
+  EXPECT_EQ(o.link_decoder, "distmult");
+  EXPECT_EQ(o.entity_partitions, 4);
   EXPECT_EQ(o.node_features, "degree");
   EXPECT_EQ(o.bottom_mlp, (std::vector<int64_t>{32, 16}));
   EXPECT_EQ(o.top_mlp, (std::vector<int64_t>{64, 1}));
@@ -433,6 +441,18 @@ TEST(TrainConfig, ShippedWn18rrConfigsResolveAndValidate) {
     EXPECT_TRUE(o.sampled_softmax);
     EXPECT_TRUE(o.reciprocal);
   }
+}
+
+TEST(TrainConfig, ShippedGnnLinkConfigResolvesAndValidates) {
+  // A GNN encoder's dense optimizer and lr are accepted for task link (the
+  // shallow models refuse them).
+  const std::string path = std::string(FORESIGHT_SOURCE_DIR) + "/examples/configs/email_eu_core_sage_link.yaml";
+  ASSERT_OK_AND_ASSIGN(TrainOptions o, ResolveTrainOptions(path, {}, "/data/email"));
+  EXPECT_OK(o.Validate());
+  EXPECT_EQ(o.task, "link");
+  EXPECT_EQ(o.model, "sage");
+  EXPECT_EQ(o.optimizer, "adam");
+  EXPECT_FLOAT_EQ(o.lr, 0.01f);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "checkpoint.h"
 #include "checkpoint_lock.h"
 #include "dlrm_runner.h"
+#include "link_gnn_trainer.h"
 #include "link_trainer.h"
 #include "epoch_runner.h"
 #include "foresight/core/logging.h"
@@ -95,7 +96,10 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Train
   FS_RETURN_IF_ERROR(options.Validate());
   FS_RETURN_IF_ERROR(CheckTrainDevice(options));
   *out = TrainSummary();
-  if (options.task == "link") return internal::TrainLink(options, callbacks, out);
+  if (options.task == "link") {
+    if (internal::IsGnnLinkModel(options.model)) return internal::TrainLinkGnn(options, callbacks, out);
+    return internal::TrainLink(options, callbacks, out);
+  }
   if (options.model == "dlrm") return internal::TrainDlrm(options, callbacks, out);
   // A click log given to a GNN: say which model reads it.
   StatusOr<storage::DatasetManifest> manifest = storage::ReadManifest(options.dataset + "/" + storage::kManifestFile);
