@@ -236,8 +236,8 @@ const std::vector<TrainKey>& TrainKeys() {
   static const std::vector<TrainKey> keys = {
       {"dataset", "Dataset directory (the positional DATASET)", &O::dataset, nullptr, false},
       {"model", "Model: sage, gcn or gat on a graph dataset; dlrm on a clicks dataset; sasrec on a sequences "
-       "dataset; --task link: distmult, complex, transe or dot", &O::model,
-       "sage|gcn|gat|dlrm|sasrec|distmult|complex|transe|dot", false},
+       "dataset; --task link: distmult, complex, transe or dot (shallow), or sage, gcn or gat (a GNN encoder with "
+       "--decoder)", &O::model, "sage|gcn|gat|dlrm|sasrec|distmult|complex|transe|dot", false},
       {"node-features",
        "What the model reads per node: file (the dataset's features, dense or sparse), degree (log-degree and "
        "degree buckets), one-hot (node identity as a learned row of the first layer), learned:DIM (a learned "
@@ -245,10 +245,11 @@ const std::vector<TrainKey>& TrainKeys() {
        "dataset's dense features with DIM learned values beside them)",
        &O::node_features, nullptr, false},
       {"sparse-optimizer",
-       "Optimizer of embedding rows (learned:DIM, dlrm tables, link prediction's entity and relation rows), fused into backward with its state beside "
-       "each row: sgd, rowwise-adagrad or adam",
+       "Optimizer of embedding rows (learned:DIM, dlrm tables, the shallow link models' entity and relation "
+       "rows), fused into backward with its state beside each row: sgd, rowwise-adagrad or adam",
        &O::sparse_optimizer, "sgd|rowwise-adagrad|adam", false},
-      {"sparse-lr", "Learning rate of the sparse optimizer (learned:DIM, dlrm tables, --task link)", &O::sparse_lr, nullptr, false},
+      {"sparse-lr", "Learning rate of the sparse optimizer (learned:DIM, dlrm tables, shallow --task link)",
+       &O::sparse_lr, nullptr, false},
       {"table-dir",
        "Where file-backed embedding tables go: learned:DIM on --feature-store mmap or disk, the directory "
        "of its file; dlrm with --table-store mmap|disk|rocksdb, a new directory in it, removed at the end "
@@ -268,8 +269,9 @@ const std::vector<TrainKey>& TrainKeys() {
       {"lr", "Learning rate", &O::lr, nullptr, false},
       {"weight-decay", "L2 penalty (decoupled for adamw)", &O::weight_decay, nullptr, false},
       {"dropout", "Dropout probability", &O::dropout, nullptr, false},
-      {"optimizer", "Optimizer of dense parameters: adam, adamw or sgd (--task link has none: see "
-       "--sparse-optimizer)", &O::optimizer, "adam|adamw|sgd", false},
+      {"optimizer", "Optimizer of dense parameters: adam, adamw or sgd (--task link: a sage, gcn or gat "
+       "encoder's; the shallow link models have none: see --sparse-optimizer)", &O::optimizer, "adam|adamw|sgd",
+       false},
       {"patience", "Stop after this many epochs without a better validation accuracy (0 = never)",
        &O::patience, nullptr, false},
       {"seed", "Random seed", &O::seed, nullptr, false},
@@ -313,8 +315,12 @@ const std::vector<TrainKey>& TrainKeys() {
        &O::memory_budget, nullptr, false, true, "none", 0},
       {"order",
        "Seed order: random, or partition (random groups of partitions, redrawn every epoch, one after another, "
-       "seeds shuffled within a group; needs `foresight partition`)",
-       &O::order, "random|partition", false},
+       "seeds shuffled within a group; needs `foresight partition`); --task link: random, or buckets (edge "
+       "buckets of --entity-partitions in an order that loads few partitions into a buffer of "
+       "--resident-partitions)",
+       &O::order, "random|partition|buckets", false},
+      {"entity-partitions", "Link with --order buckets: partitions of the entity table (contiguous id ranges)",
+       &O::entity_partitions, nullptr, false},
       {"sampling",
        "Neighbour sampling: full, or resident (only in-neighbours in the batch's partition group; needs "
        "--order partition)",
@@ -361,6 +367,8 @@ const std::vector<TrainKey>& TrainKeys() {
        false},
       {"eval-epochs", "Link, sasrec: evaluate every this many epochs (and after the last)", &O::eval_epochs, nullptr,
        false},
+      {"decoder", "Link with a GNN encoder (sage, gcn, gat): dot (<h, t>) or distmult (<h, r, t>, a learned row "
+       "per relation) on the encoder's output rows", &O::link_decoder, "dot|distmult", false},
       {"export", "Link: directory for entity/relation embeddings (.npy) and their names after training",
        &O::export_dir, nullptr, false},
   };

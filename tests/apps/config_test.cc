@@ -78,6 +78,8 @@ export: /tmp/emb
 blocks: 3
 max-length: 40
 adam_beta2: 0.98
+decoder: distmult
+entity-partitions: 4
 )";
 
 const char* kToml = R"(# the same options in TOML
@@ -140,6 +142,8 @@ export = "/tmp/emb"
 blocks = 3
 max_length = 40
 adam-beta2 = 0.98
+decoder = "distmult"
+entity_partitions = 4
 )";
 
 std::vector<FlagValue> kFlags = {
@@ -201,6 +205,8 @@ std::vector<FlagValue> kFlags = {
     {"blocks", ConfigValue::Text("3")},
     {"max-length", ConfigValue::Text("40")},
     {"adam-beta2", ConfigValue::Text("0.98")},
+    {"decoder", ConfigValue::Text("distmult")},
+    {"entity-partitions", ConfigValue::Text("4")},
 };
 
 TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
@@ -264,6 +270,8 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.blocks, 3);
   EXPECT_EQ(o.max_length, 40);
   EXPECT_FLOAT_EQ(o.adam_beta2, 0.98f);
+  EXPECT_EQ(o.link_decoder, "distmult");
+  EXPECT_EQ(o.entity_partitions, 4);
   EXPECT_EQ(o.node_features, "degree");
   EXPECT_EQ(o.bottom_mlp, (std::vector<int64_t>{32, 16}));
   EXPECT_EQ(o.top_mlp, (std::vector<int64_t>{64, 1}));
@@ -449,6 +457,18 @@ TEST(TrainConfig, ShippedWn18rrConfigsResolveAndValidate) {
     EXPECT_TRUE(o.sampled_softmax);
     EXPECT_TRUE(o.reciprocal);
   }
+}
+
+TEST(TrainConfig, ShippedGnnLinkConfigResolvesAndValidates) {
+  // A GNN encoder's dense optimizer and lr are accepted for task link (the
+  // shallow models refuse them).
+  const std::string path = std::string(FORESIGHT_SOURCE_DIR) + "/examples/configs/email_eu_core_sage_link.yaml";
+  ASSERT_OK_AND_ASSIGN(TrainOptions o, ResolveTrainOptions(path, {}, "/data/email"));
+  EXPECT_OK(o.Validate());
+  EXPECT_EQ(o.task, "link");
+  EXPECT_EQ(o.model, "sage");
+  EXPECT_EQ(o.optimizer, "adam");
+  EXPECT_FLOAT_EQ(o.lr, 0.01f);
 }
 
 }  // namespace

@@ -361,8 +361,8 @@ TEST_F(LinkTrainerTest, ExportWritesEmbeddingsWithNames) {
 }
 
 TEST_F(LinkTrainerTest, UnsupportedCombinationsAreRefusedByName) {
-  TrainOptions o = Options("sage");
-  testing::ExpectErrorContains(o.Validate(), "sage", {"model", "not built yet"});
+  TrainOptions o = Options("rgcn");
+  testing::ExpectErrorContains(o.Validate(), "rgcn", {"model", "distmult", "sage"});
   o = Options("distmult");
   o.optimizer = "sgd";
   testing::ExpectErrorContains(o.Validate(), "dense optimizer", {"sparse_optimizer"});

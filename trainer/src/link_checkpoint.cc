@@ -111,6 +111,11 @@ nlohmann::json LinkOptionsToJson(const TrainOptions& o) {
   j["eval_epochs"] = o.eval_epochs;        // which epochs are evaluated, so the best epoch
   j["patience"] = o.patience;
   j["seed"] = o.seed;
+  if (o.order != "random") {  // only then, so random-order checkpoints keep their hash
+    j["order"] = o.order;     // which triples each batch holds and which negatives it draws
+    j["entity_partitions"] = o.entity_partitions;
+    j["resident_partitions"] = o.resident_partitions;
+  }
   return j;
 }
 

@@ -8,12 +8,10 @@
 namespace foresight::trainer {
 
 Status TrainOptions::ValidateLink() const {
-  if (model != "distmult" && model != "complex" && model != "transe" && model != "dot") {
-    if (model == "sage" || model == "gcn" || model == "gat") {
-      return Unimplemented("model: " + model + " link prediction (a GNN encoder) is not built yet; task link "
-                           "takes distmult, complex, transe or dot");
-    }
-    return InvalidArgument("model: '" + model + "' is not one of distmult, complex, transe, dot (task link)");
+  const bool gnn = model == "sage" || model == "gcn" || model == "gat";  // link_gnn_options.cc
+  if (!gnn && model != "distmult" && model != "complex" && model != "transe" && model != "dot") {
+    return InvalidArgument("model: '" + model + "' is not one of distmult, complex, transe, dot, sage, gcn, gat "
+                           "(task link)");
   }
   if (embedding_dim < 1) return InvalidArgument("embedding_dim: must be >= 1, got " + std::to_string(embedding_dim));
   if (model == "complex" && embedding_dim % 2 != 0) {
@@ -47,12 +45,13 @@ Status TrainOptions::ValidateLink() const {
   if (!(init_scale > 0.0f) || !std::isfinite(init_scale)) {
     return InvalidArgument("init_scale: must be a positive number, got " + std::to_string(init_scale));
   }
-  // Link training has no dense parameters: its rows train with the sparse
-  // optimizer, as learned features and DLRM tables do. The dense optimizer's
-  // keys would be ignored, so they are refused when changed.
-  if (optimizer != TrainOptions().optimizer || lr != TrainOptions().lr) {
-    return InvalidArgument("optimizer/lr: task link trains embedding rows only; give sparse_optimizer (sgd, "
-                           "rowwise-adagrad, adam) and sparse_lr instead");
+  // The shallow models have no dense parameters: their rows train with the
+  // sparse optimizer, as learned features and DLRM tables do. The dense
+  // optimizer's keys would be ignored, so they are refused when changed. (A
+  // GNN encoder's weights are dense: ValidateLinkGnn checks optimizer, lr.)
+  if (!gnn && (optimizer != TrainOptions().optimizer || lr != TrainOptions().lr)) {
+    return InvalidArgument("optimizer/lr: task link with model " + model + " trains embedding rows only; give "
+                           "sparse_optimizer (sgd, rowwise-adagrad, adam) and sparse_lr instead");
   }
   {
     StatusOr<kernels::SparseOptimizer> sparse = kernels::ParseSparseOptimizer(sparse_optimizer);
@@ -84,7 +83,31 @@ Status TrainOptions::ValidateLink() const {
     return InvalidArgument("resume: needs a checkpoint directory to resume from");
   }
   if (full_graph) return InvalidArgument("full_graph: applies to task node");
-  if (order != "random") return Unimplemented("order: " + order + " is not built for task link yet (random only)");
+  if (order != "random" && order != "buckets") {
+    return InvalidArgument("order: '" + order + "' is not one of random, buckets (task link)");
+  }
+  if (order == "buckets") {
+    if (gnn) return Unimplemented("order: buckets applies to the shallow models (a " + model + " encoder samples)");
+    if (entity_partitions < 1) {
+      return InvalidArgument("entity_partitions: order buckets needs >= 1 partitions, got " +
+                             std::to_string(entity_partitions));
+    }
+    if (resident_partitions < 2 && entity_partitions > 1) {
+      return InvalidArgument("resident_partitions: order buckets needs a buffer of >= 2 partitions (a bucket's "
+                             "head and tail partitions), got " + std::to_string(resident_partitions));
+    }
+    if (negative_sampling != "uniform") {
+      return Unimplemented("negative_sampling: order buckets draws uniform negatives from the resident partitions");
+    }
+    if (sampled_softmax) {
+      // Its correction log(entities / negatives) assumes negatives drawn from
+      // every entity; bucket order draws them from the resident partitions.
+      return Unimplemented("sampled_softmax: not built for order buckets (its negatives come from the resident "
+                           "partitions, not every entity)");
+    }
+  } else if (entity_partitions != 0) {
+    return InvalidArgument("entity_partitions: applies to order buckets");
+  }
   if (topology != "mapped") {
     return Unimplemented("topology: " + topology + " is not built for task link yet (mapped only)");
   }
@@ -95,6 +118,7 @@ Status TrainOptions::ValidateLink() const {
     return InvalidArgument("cache_size: the memory embedding store reads its own rows; a cache applies to "
                            "table_store disk");
   }
+  if (gnn) return ValidateLinkGnn();
   return Status::OK();
 }
 

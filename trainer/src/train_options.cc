@@ -110,6 +110,7 @@ Status TrainOptions::Validate() const {
   if (memory_budget < 0) {
     return InvalidArgument("memory_budget: must be >= 0 bytes (0 = none), got " + std::to_string(memory_budget));
   }
+  if (entity_partitions != 0) return InvalidArgument("entity_partitions: applies to task link with order buckets");
   if (order != "random" && order != "partition") {
     return InvalidArgument("order: '" + order + "' is not one of random, partition");
   }

@@ -6,6 +6,7 @@
 #include "checkpoint.h"
 #include "checkpoint_lock.h"
 #include "dlrm_runner.h"
+#include "link_gnn_trainer.h"
 #include "link_trainer.h"
 #include "sasrec_trainer.h"
 #include "epoch_runner.h"
@@ -102,16 +103,19 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   FS_RETURN_IF_ERROR(CheckTrainDevice(options));
   *out = TrainSummary();
   const int ranks = comm->size();
-  if (ranks > 1 && (options.task == "link" || options.model == "dlrm")) {
-    return Unimplemented("training on " + std::to_string(ranks) + " ranks: " +
-                         (options.task == "link" ? std::string("link prediction") : std::string("dlrm")) +
+  if (ranks > 1 && (options.task == "link" || options.model == "dlrm" || options.model == "sasrec")) {
+    const std::string what = options.task == "link" ? "link prediction" : options.model;
+    return Unimplemented("training on " + std::to_string(ranks) + " ranks: " + what +
                          " does not run on several ranks yet (its embedding tables are not sharded); "
                          "data-parallel training covers GNN node classification");
   }
   FS_RETURN_IF_ERROR(internal::CheckDataParallel(options, ranks));
   // Rank 0 alone writes the metrics file and the checkpoints.
   const bool writer = comm->rank() == 0;
-  if (options.task == "link") return internal::TrainLink(options, callbacks, out);
+  if (options.task == "link") {
+    if (internal::IsGnnLinkModel(options.model)) return internal::TrainLinkGnn(options, callbacks, out);
+    return internal::TrainLink(options, callbacks, out);
+  }
   if (options.model == "dlrm") return internal::TrainDlrm(options, callbacks, out);
   if (options.model == "sasrec") return internal::TrainSasrec(options, callbacks, out);
   // A click log given to a GNN: say which model reads it.

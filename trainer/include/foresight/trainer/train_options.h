@@ -154,7 +154,15 @@ struct TrainOptions {
   // partitions, redrawn every epoch, visited one after another, seeds
   // shuffled within a group; needs a dataset partitioned by `foresight
   // partition`). Default: random
+  // Task link (shallow models): "random" (shuffled triples) or "buckets"
+  // (edge buckets of entity_partitions partitions in the BETA order of
+  // sampler/bucket_order.h for a buffer of resident_partitions partitions;
+  // negatives drawn from the resident partitions; the partition loads per
+  // epoch and their lower bound are logged).
   std::string order = "random";
+  // Task link, order buckets: partitions of the entity table (contiguous id
+  // ranges). Default: 0 (none; buckets needs >= 1)
+  int entity_partitions = 0;
   // Neighbour sampling: "full" (any in-neighbour) or "resident" (only
   // in-neighbours inside the batch's resident partition group; needs
   // order = partition; fewer rows read, some accuracy cost). Default: full
@@ -197,10 +205,21 @@ struct TrainOptions {
   // --- Link prediction (task = link; trainer/src/link_*.cc). model is then
   // distmult, complex, transe or dot (shallow: one learnable row per entity
   // and per relation in embed/ tables). batch_size counts positive triples;
-  // lr, weight_decay (L2 on the rows a step touches), epochs, patience (on
-  // validation MRR), seed, threads, metrics_file, cache_policy, cache_size
-  // and lookahead keep their meaning.
+  // the rows train with sparse_optimizer and sparse_lr (optimizer and lr
+  // are refused: no dense parameters); weight_decay (L2 on the rows a step
+  // touches), epochs, patience (on validation MRR), seed, threads,
+  // metrics_file, checkpoint_dir, resume, cache_policy, cache_size and
+  // lookahead keep their meaning.
 
+  // model sage, gcn or gat with task link: a GNN encoder over the graph
+  // (its hidden, layers, heads, dropout, fanouts, node_features, optimizer,
+  // lr and weight_decay as for node classification; embedding_dim is its
+  // output width) whose output rows are scored by `link_decoder`: "dot"
+  // (<h, t>) or "distmult" (<h, r, t>, a learned row per relation, trained
+  // by optimizer); learned:DIM input rows train with sparse_optimizer. No
+  // checkpoint_dir/resume or order buckets (shallow models only).
+  // Default: dot
+  std::string link_decoder = "dot";
   // "node" (node classification) or "link". Default: node
   std::string task = "node";
   // Floats per embedding row: embedding_dim above (complex: dim / 2
@@ -272,6 +291,8 @@ struct TrainOptions {
   Status Validate() const;
   // Validate() for task = link (link_options.cc).
   Status ValidateLink() const;
+  // ValidateLink() for a GNN encoder (link_gnn_options.cc).
+  Status ValidateLinkGnn() const;
 };
 
 }  // namespace foresight::trainer

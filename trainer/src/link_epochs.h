@@ -1,0 +1,62 @@
+// The epoch loop of link prediction (private to the trainer): train an
+// epoch, evaluate filtered MRR / Hits@k on the validation and test triples
+// every eval_epochs epochs, keep the test metrics of the best validation
+// MRR, stop early on patience, write the metrics file (one JSON line an
+// epoch and a final line) and export at the end. What trains is behind
+// LinkModel, so every link model writes the same metrics.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "foresight/core/status.h"
+#include "foresight/core/tensor.h"
+#include "foresight/storage/link_triples.h"
+#include "foresight/trainer/trainer.h"
+#include "link_eval.h"
+
+namespace foresight::trainer::internal {
+
+class LinkModel {
+ public:
+  virtual ~LinkModel() = default;
+  // Trains epoch `epoch` (from 0), calling callbacks.on_batch after every
+  // step; sets the mean loss and the cache counters of the epoch (0 when
+  // the model reads through no cache).
+  virtual Status TrainEpoch(int epoch, const TrainCallbacks& callbacks, double* loss, int64_t* hits,
+                            int64_t* misses) = 0;
+  // Called once before the Evaluate calls of an evaluation (a GNN computes
+  // every node's embedding here).
+  virtual Status BeginEvaluation() { return Status::OK(); }
+  // Filtered ranking of `triples`; `draw` tells the evaluations of one
+  // epoch apart (validation 0, test 1) for sampled candidates.
+  virtual Status Evaluate(const Tensor& triples, RankMetrics* out, uint64_t draw) = 0;
+  // Writes the embeddings (and their names) to `dir`.
+  virtual Status Export(const std::string& dir) = 0;
+};
+
+// {prefix + "mrr", ... "hits1", "hits3", "hits10"}.
+nlohmann::json RankMetricsJson(const char* prefix, const RankMetrics& m);
+
+// One JSON object a line, each flushed as it is written.
+class LinkMetricsFile {
+ public:
+  static StatusOr<std::unique_ptr<LinkMetricsFile>> Create(const std::string& path);
+  ~LinkMetricsFile();
+  Status Write(const nlohmann::json& j);
+
+ private:
+  LinkMetricsFile(std::string path, FILE* f) : path_(std::move(path)), f_(f) {}
+  std::string path_;
+  FILE* f_;
+};
+
+// Runs options.epochs epochs of `model` on `triples` as described above and
+// fills `out` (best_epoch, best_val_mrr, test_mrr, test_hits10, history).
+Status RunLinkEpochs(const TrainOptions& options, const storage::LinkTriples& triples, LinkModel& model,
+                     const TrainCallbacks& callbacks, TrainSummary* out);
+
+}  // namespace foresight::trainer::internal
