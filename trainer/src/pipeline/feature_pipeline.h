@@ -17,9 +17,9 @@
 //   assemble    the f32 input x (rows from slots or the bypass buffer) and
 //               the seeds' labels
 //   compute     Next() / Done() around the training step (the caller)
-//   write back  writes rows a batch changed (writable stores only; node
-//               features are read-only, so it only releases), then releases
-//               the batch's cache slots
+//   write back  writes rows a batch changed (WriteRows; writable stores
+//               only: node features are read-only, so there it only
+//               releases), then releases the batch's cache slots
 //
 // kDirect (the store's rows are in this process's memory, i.e. a memory or
 // mmap store given as config.host_rows, and there is no cache: no slots,
@@ -169,6 +169,15 @@ class FeaturePipeline {
   // blocked to *waited. Returns the failing stage's error, or OutOfRange
   // after end_seq.
   Status Next(BatchPtr* batch, double* waited);
+  // Compute changed the batch's input rows (writable caches only): row i of
+  // `rows` (contiguous f32 [input rows, F], like x) becomes input node i's
+  // row, narrowed to the store's dtype, in its cache slot or its bypass
+  // buffer; Done then writes the bypass rows to the store and marks the
+  // slot rows dirty (written back when a later plan evicts them, or by
+  // Finish). Call between Next and Done, on the compute thread.
+  // FailedPrecondition on a read-only pipeline; InvalidArgument on a shape
+  // or dtype that is not x's.
+  Status WriteRows(PipelineBatch* batch, const Tensor& rows);
   // Hands a computed batch to the write-back stage.
   Status Done(BatchPtr batch, double* waited);
   // Blocks until batch `seq` and all before it are written back and
