@@ -221,7 +221,7 @@ TEST_P(LayerwiseInferenceTest, SameBitsInRamOnDiskAndWithNeededRowsOnly) {
 // destinations (at most 32 + 2 sources by the chunking bound) is cut at
 // every hub, and a hub is a chunk of its own. Same bits as the reference,
 // which chunks by count only.
-TEST_P(LayerwiseInferenceTest, HubsCutChunksWithoutChangingBits) {
+TEST_P(LayerwiseInferenceTest, HubsCutChunksWithoutChangingResults) {
   Fixture f;
   std::vector<int64_t> indptr{0};
   std::vector<int32_t> indices;
@@ -249,8 +249,13 @@ TEST_P(LayerwiseInferenceTest, HubsCutChunksWithoutChangingBits) {
     LayerwiseOutputs got;
     ASSERT_OK(LayerwiseInference(f.ctx, *model, sampler, whole, *store, chunk, groups, /*want_embeddings=*/true,
                                  false, InferenceMemory(), &got));
-    EXPECT_TRUE(Bitwise(got.logits[0], want.logits[0]));
-    EXPECT_TRUE(Bitwise(got.embeddings, want.embeddings));
+    // Another chunk size puts rows at other positions of each layer's GEMM
+    // calls, and some OpenBLAS kernels round a row by its position (seen on
+    // a Xeon for the groups' logits of both models and GAT's embeddings):
+    // float rounding, not bits. A chunk that loses or repeats in-edges of a
+    // hub is far outside it.
+    EXPECT_TRUE(CloseToRounding(got.logits[0], want.logits[0]));
+    EXPECT_TRUE(CloseToRounding(got.embeddings, want.embeddings));
   }
 }
 
