@@ -147,9 +147,10 @@ class LayerRunner {
       : ctx_(ctx), model_(model), sampler_(sampler), gcn_degrees_(std::move(gcn_degrees)),
         chunk_size_(chunk_size) {}
 
-  // Layer `layer` for the n_dst destinations `dst`, reading `in`. sink(begin, end, y) receives the rows
-  // of destinations [begin, end) of `dst` (y f32 [end - begin, out]); y
-  // stays valid as long as the sink keeps it.
+  // Layer `layer` for the n_dst destinations `dst`, reading `in`.
+  // sink(begin, end, y) receives the rows of destinations [begin, end) of
+  // `dst` (y f32 [end - begin, out]); y stays valid as long as the sink
+  // keeps it.
   template <typename Sink>
   Status Run(int layer, const LayerInput& in, const Destinations& dst, int64_t n_dst, Sink&& sink) {
     CutChunks(dst, n_dst);
