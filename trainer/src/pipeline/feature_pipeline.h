@@ -106,7 +106,8 @@ struct PipelineConfig {
   ExecContext ctx;  // its pool is the CPU budget
   const sampler::BatchOrder* order = nullptr;  // outlives the pipeline
   kernels::Csr graph;                          // by destination, whole graph
-  bool page_topology = false;                  // the sampler gives back the CSR pages of each batch
+  bool page_topology = false;                  // the sampler gives back the CSR pages of each batch, and
+                                               // the label gathers the label pages
   std::vector<int64_t> fanouts;
   uint64_t seed = 0;
   // Resident sampling (--sampling resident): batch (e, b) samples only
@@ -229,6 +230,8 @@ class FeaturePipeline {
   Status Assemble(PipelineBatch* b);
   // Direct read stage: x gathered from host_rows, labels, and the counters.
   Status GatherDirect(PipelineBatch* b);
+  // b->labels: the labels of b's seeds (direct_read_stage.cc).
+  Status GatherBatchLabels(PipelineBatch* b);
   // The rows of `reqs` moved, counting device bytes; the caller holds
   // store_mu_ (so the deltas of the store's counters are this call's).
   Status StoreRead(const std::vector<storage::RowRequest>& reqs, BatchIo* io);
