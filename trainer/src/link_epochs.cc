@@ -113,6 +113,7 @@ Status RunLinkEpochs(const TrainOptions& o, const storage::LinkTriples& lt, Link
     const bool evaluate = (epoch + 1) % o.eval_epochs == 0 || epoch + 1 == o.epochs;
     if (evaluate) {
       RankMetrics val, test;
+      FS_RETURN_IF_ERROR(model.BeginEvaluation());
       FS_RETURN_IF_ERROR(model.Evaluate(lt.val(), &val, 0));
       FS_RETURN_IF_ERROR(model.Evaluate(lt.test(), &test, 1));
       const double eval_seconds = watch.Lap();

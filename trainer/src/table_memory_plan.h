@@ -19,8 +19,9 @@ namespace foresight::trainer::internal {
 // an array over every row (cache::CacheConfig::window_index_keys), when the
 // tables sit behind a lookahead cache.
 bool TableUsesWindowIndex(const TrainOptions& options);
-// Index bytes a cache slot adds under the window index (its map entries).
-inline constexpr int64_t kWindowIndexBytesPerSlot = 64;
+// Bytes a cache slot adds beside its row under the window index: its map
+// entries (64), and its record in the dirty list a flush takes (16).
+inline constexpr int64_t kWindowIndexBytesPerSlot = 64 + 16;
 
 // Adds the table store's and the planner index's items to `e`:
 // - memory or mmap store: every row (`table_rows` x `row_bytes`, scale
