@@ -1,5 +1,7 @@
-// TrainLink (link_trainer.h): the epoch loop of shallow link prediction.
-// A step: acquire the batch's entity rows (positives and the chunks'
+// TrainLink (link_trainer.h): shallow link prediction as a LinkModel run
+// by RunLinkEpochs (link_epochs.h), the epoch loop every link model shares.
+// Open plans the memory (link_memory_plan.h) and sizes the entity cache
+// from it. A step: acquire the batch's entity rows (positives and the chunks'
 // negatives, planned W batches ahead by the lookahead cache) and relation
 // rows, copy the embeddings out, score each chunk and side with one GEMM,
 // backpropagate the loss and regulariser into per-position gradients, then
