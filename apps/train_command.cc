@@ -122,7 +122,9 @@ class TrainCommand : public Command {
     std::unique_ptr<FILE, int (*)(FILE*)> losses(nullptr, &std::fclose);
     if (!step_losses_.empty() && world->rank() == 0 && !options_.plan_only) {
       losses.reset(std::fopen(step_losses_.c_str(), "w"));
-      if (losses == nullptr) return IoError("--step-losses: cannot create " + step_losses_ + ": " + std::strerror(errno));
+      if (losses == nullptr) {
+        return IoError("--step-losses: cannot create " + step_losses_ + ": " + std::strerror(errno));
+      }
       callbacks.on_batch = [&losses](int epoch, int64_t batch, int64_t, double loss) {
         std::fprintf(losses.get(), "%d %lld %.17g\n", epoch, static_cast<long long>(batch), loss);
       };

@@ -273,8 +273,8 @@ class LinkGnnModel : public LinkModel {
     if (relation_rows_.defined()) {
       const int64_t width = relation_layout_.row_width();
       for (int64_t i = 0; i < KR; ++i) {
-        std::memcpy(r.data<float>() + i * d, relation_rows_.data<float>() + b.relation_keys[static_cast<size_t>(i)] * width,
-                    sizeof(float) * d);
+        const float* row = relation_rows_.data<float>() + b.relation_keys[static_cast<size_t>(i)] * width;
+        std::memcpy(r.data<float>() + i * d, row, sizeof(float) * d);
       }
     }
     Tensor de = Tensor::Zeros({K, d}, DType::kF32), dr = Tensor::Zeros({KR, d}, DType::kF32);

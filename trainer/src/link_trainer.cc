@@ -154,7 +154,8 @@ class LinkTrainer : public LinkModel {
     std::string text = "memory plan of " + o_.dataset + " (" + std::to_string(lt_.num_entities()) + " entities, " +
                        std::to_string(o_.batch_size) + " triples a batch, " + std::to_string(o_.negatives) +
                        " negatives a chunk side, " + std::to_string(o_.lookahead) + " batches of lookahead, " +
-                       o_.table_store + " entity store, rows of " + FormatBytes(row_bytes) + "):\n" + e.Table();
+                       o_.table_store + " entity store, rows of " + FormatBytes(row_bytes) + "):\n" +
+                       e.Table("entity cache");
     if (o_.memory_budget > 0 && !memory) {
       StatusOr<int64_t> cache = PlanLinkCacheBytes(o_, e, row_bytes, lt_.num_entities());
       text += "entity cache under --memory-budget " + FormatBytes(o_.memory_budget) + ": " +
@@ -235,8 +236,8 @@ class LinkTrainer : public LinkModel {
       };
     };
     const SplitEvaluation& s = eval_[draw];
-    return EvaluateRanking(ctx_, scorer_, read(entities_.get(), o_.embedding_dim), read(relations_.get(), o_.embedding_dim),
-                           lt_.num_entities(), triples, s.filter, s.candidates, out,
+    return EvaluateRanking(ctx_, scorer_, read(entities_.get(), o_.embedding_dim),
+                           read(relations_.get(), o_.embedding_dim), lt_.num_entities(), triples, s.filter, s.candidates, out,
                            o_.reciprocal ? lt_.num_relations() : 0);
   }
 
