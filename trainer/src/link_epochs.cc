@@ -33,7 +33,6 @@ std::string LinkFinalLine(const LinkCheckpointState& p, int epochs) {
       .dump();
 }
 
-
 }  // namespace
 
 Status LinkModel::Restore(const std::string&, const LinkCheckpointState&) {
