@@ -66,7 +66,7 @@ e=[x for x in l if "epoch" in x and not x.get("final")]
 print(", \"epoch_seconds\": %s, \"cache_misses\": %s, \"cache_hits\": %s, \"loss\": %.6f, \"val_mrr\": %.4f" % ([round(x["epoch_seconds"], 1) for x in e], [x["cache_misses"] for x in e], [x["cache_hits"] for x in e], e[-1]["loss"], e[-1].get("val_mrr", 0)))' "$WORK/$name.jsonl")
   fi
   printf '{"step": "%s", "seconds": %.1f, "peak_rss_bytes": %d, "budget_bytes": %s, "fs_input_bytes": %d%s}\n' \
-    "$name" "$(echo "$end - $start" | bc)" $((rss_kb * 1024)) "$budget" $((inputs * 512)) "$extra"
+    "$name" "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" $((rss_kb * 1024)) "$budget" $((inputs * 512)) "$extra"
 }
 
 budget_bytes() {
