@@ -80,7 +80,7 @@ std::string MemoryEstimate::Describe() const {
   return s + " = " + FormatBytes(total());
 }
 
-std::string MemoryEstimate::Table() const {
+std::string MemoryEstimate::Table(const std::string& cache_name) const {
   std::string s;
   char line[256];
   for (const MemoryItem& i : items) {
@@ -89,7 +89,8 @@ std::string MemoryEstimate::Table() const {
                   i.scale == MemoryScale::kFixed ? "process and model" : MemoryScaleName(i.scale));
     s += line;
   }
-  std::snprintf(line, sizeof(line), "  %-44s %12s\n", "total (without the feature cache)", FormatBytes(total()).c_str());
+  std::snprintf(line, sizeof(line), "  %-44s %12s\n", ("total (without the " + cache_name + ")").c_str(),
+                FormatBytes(total()).c_str());
   return s + line;
 }
 
