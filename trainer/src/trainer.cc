@@ -109,7 +109,12 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
                          " does not run on several ranks yet (its embedding tables are not sharded); "
                          "several ranks train GNN node classification and dlrm");
   }
-  if (options.model == "dlrm" && options.task != "link") return internal::TrainDlrm(options, callbacks, comm, out);
+  const bool dlrm = options.model == "dlrm" && options.task != "link";
+  if (!dlrm && options.sharding != TrainOptions().sharding) {
+    return InvalidArgument("sharding: splits dlrm's embedding tables between ranks; " + options.model +
+                           " does not shard its tables (leave out --sharding)");
+  }
+  if (dlrm) return internal::TrainDlrm(options, callbacks, comm, out);
   FS_RETURN_IF_ERROR(internal::CheckDataParallel(options, ranks));
   // Rank 0 alone writes the metrics file and the checkpoints.
   const bool writer = comm->rank() == 0;
