@@ -104,7 +104,9 @@ Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, i
     const int64_t rows = sharding_.table_rows()[t];
     for (int64_t s = 0; s < b; ++s) {
       const int64_t q = t * b + s;
-      if (off[q + 1] < off[q]) return InvalidArgument(std::string(op) + ": offsets decrease at " + std::to_string(q + 1));
+      if (off[q + 1] < off[q]) {
+        return InvalidArgument(std::string(op) + ": offsets decrease at " + std::to_string(q + 1));
+      }
       if (row_wise) {
         for (auto& l : lengths) l.push_back(0);
       } else {
@@ -157,7 +159,9 @@ Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, i
       const int64_t part = PartOf(global_batch, r);
       for (int64_t s = 0; s < part; ++s) {
         const int64_t l = len[length_at[r] + t * part + s];
-        if (l < 0 || id_at[r] + l > ia) return Internal(std::string(op) + ": rank " + std::to_string(r) + " sent a bad bag");
+        if (l < 0 || id_at[r] + l > ia) {
+          return Internal(std::string(op) + ": rank " + std::to_string(r) + " sent a bad bag");
+        }
         std::memcpy(dst + n, src + id_at[r], static_cast<size_t>(l) * sizeof(int64_t));
         id_at[r] += l;
         n += l;

@@ -106,6 +106,7 @@ class DlrmTrainer {
   embed::ShardedEmbeddingBags* sharded_ = nullptr;   // several ranks
   DataParallel dp_;                                  // several ranks: the dense gradients' exchange
   double exchange_seconds_at_report_ = 0;
+  Stopwatch loop_watch_;  // since the last report
   int64_t exchange_bytes_at_report_ = 0;
   int64_t cache_bytes_ = 0;
   int64_t baseline_rss_ = 0;  // before the dataset is opened
@@ -241,7 +242,8 @@ Status DlrmTrainer::TrainShardedBatch(const Inflight& b) {
   if (!grad.defined()) grad = Tensor::Zeros({n, pooled.size(1)}, DType::kF32);
   const float scale = static_cast<float>(static_cast<double>(n) / static_cast<double>(global));
   float* g = grad.data<float>();
-  for (int64_t i = 0; i < grad.numel(); ++i) g[i] *= scale;
+  const int64_t values = grad.numel();
+  for (int64_t i = 0; i < values; ++i) g[i] *= scale;
   sparse_.step = b.item.step;
   FS_RETURN_IF_ERROR(sharded_->BackwardUpdate(ctx_, sparse_, grad));
   FS_RETURN_IF_ERROR(AllReduceStep(&dp_, model_->Parameters(), n, &result));
@@ -260,7 +262,8 @@ Status DlrmTrainer::EvalShardedBatch(const Inflight& b) {
   Tensor pairs = Tensor::Empty({ranks_ * n, 2}, DType::kF32);
   if (n > 0) {
     autograd::Tape tape(ctx_, /*training=*/false, /*record=*/false);
-    FS_ASSIGN_OR_RETURN(autograd::Var logits, model_->Forward(tape, autograd::Var(b.batch.dense), autograd::Var(pooled)));
+    FS_ASSIGN_OR_RETURN(autograd::Var logits,
+                        model_->Forward(tape, autograd::Var(b.batch.dense), autograd::Var(pooled)));
     float* p = pairs.data<float>();
     for (int64_t i = 0; i < n; ++i) {
       p[2 * i] = logits.value().data<float>()[i];
@@ -357,6 +360,7 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   j["rows_written_back"] = d.writebacks;
   j["bytes_read"] = d.bytes_read;
   j["bytes_written"] = d.bytes_written;
+  j["loop_seconds"] = loop_watch_.Lap();  // wall time since the last line: batches, steps, evaluation
   if (sharded_ != nullptr) {
     // Rank 0's time in the exchanges (waiting for peers included) and the
     // bytes it sent: the sharded tables' all-to-alls and the dense
@@ -451,7 +455,8 @@ Status DlrmTrainer::Resume(bool* resumed) {
                               nlohmann::json(saved->table_rows).dump() + " rows but " + o_.dataset +
                               " has fields of " + nlohmann::json(checkpoint_.table_rows).dump());
   }
-  FS_RETURN_IF_ERROR(LoadDlrmCheckpoint(o_.checkpoint_dir, *saved, model_.get(), optimizer_.get(), tables_, comm_->rank()));
+  FS_RETURN_IF_ERROR(
+      LoadDlrmCheckpoint(o_.checkpoint_dir, *saved, model_.get(), optimizer_.get(), tables_, comm_->rank()));
   const nlohmann::json options = checkpoint_.options;
   checkpoint_ = std::move(saved).value();
   checkpoint_.options = options;  // the new epochs are what later saves record
@@ -550,6 +555,7 @@ Status DlrmTrainer::Run(TrainSummary* out) {
     }
   }
   last_ = Snapshot();
+  loop_watch_.Lap();
   int current_epoch = -1;
   while (true) {
     FS_RETURN_IF_ERROR(Fill());

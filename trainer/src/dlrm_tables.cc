@@ -80,7 +80,8 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
   std::unique_ptr<embed::EmbeddingSharding> sharding;
   if (sharded) {
     FS_ASSIGN_OR_RETURN(const embed::ShardingKind kind, embed::ParseShardingKind(o.sharding));
-    FS_ASSIGN_OR_RETURN(embed::EmbeddingSharding plan, embed::EmbeddingSharding::Make(kind, eo.table_rows, comm->size()));
+    FS_ASSIGN_OR_RETURN(embed::EmbeddingSharding plan,
+                        embed::EmbeddingSharding::Make(kind, eo.table_rows, comm->size()));
     sharding = std::make_unique<embed::EmbeddingSharding>(std::move(plan));
   }
   for (int64_t r : sharded ? sharding->ShardRows(comm->rank()) : eo.table_rows) mi.table_rows += r;
