@@ -7,8 +7,9 @@
 // 50 steps, best validation and test AUC within 0.002. The training split
 // (8002 samples) leaves a last batch of two samples, so at 3 ranks one
 // rank gets an empty part of it. Then checkpoints: every rank saves its
-// shard, a run resumed on the same ranks equals the uninterrupted one bit
-// for bit, and a resume on another rank count is refused. Run as one
+// shard, export joins the shards into the one-rank run's tables, a run
+// resumed on the same ranks equals the uninterrupted one bit for bit, and
+// a resume on another rank count is refused. Run as one
 // process (the discovered test) the world path is the one-rank path.
 #include <algorithm>
 #include <cmath>
@@ -21,6 +22,8 @@
 #include "foresight/core/thread_pool.h"
 #include "foresight/datasets/clicks.h"
 #include "foresight/kernels/ops.h"
+#include "foresight/storage/npy.h"
+#include "foresight/trainer/inference.h"
 #include "foresight/trainer/trainer.h"
 #include "testing/testing.h"
 
@@ -163,6 +166,31 @@ TEST_F(DlrmShardedTest, ShardCheckpointsResumeOnTheSameRanks) {
   o.checkpoint_dir = shared.File("full");
   const TrainedRun full = TrainOn(o, *world);
   ASSERT_OK(full.status);
+  if ((*world)->rank() == 0) {
+    // export joins the shards into whole tables: the one-rank run's.
+    TrainOptions one = o;
+    one.checkpoint_dir = shared.File("single");
+    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
+    ASSERT_OK(TrainOn(one, single.get()).status);
+    InferenceOptions io;
+    io.dataset = o.dataset;
+    io.checkpoint_dir = o.checkpoint_dir;
+    ASSERT_OK(Export(io, shared.File("export_full")));
+    io.checkpoint_dir = one.checkpoint_dir;
+    ASSERT_OK(Export(io, shared.File("export_single")));
+    for (int k = 0; k < 5; ++k) {
+      const std::string name = "table_" + std::to_string(k) + ".npy";
+      ASSERT_OK_AND_ASSIGN(Tensor a, storage::LoadNpy(shared.File("export_single/" + name)));
+      ASSERT_OK_AND_ASSIGN(Tensor b, storage::LoadNpy(shared.File("export_full/" + name)));
+      ASSERT_EQ(ShapeToString(a.shape()), ShapeToString(b.shape())) << name;
+      double worst = 0;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        worst = std::max(worst, static_cast<double>(std::abs(a.data<float>()[i] - b.data<float>()[i])));
+      }
+      EXPECT_LE(worst, 1e-6) << name << " exported from " << ranks << " ranks' shards";
+      std::printf("%s from %d ranks' shards: largest difference from one rank's %.3g\n", name.c_str(), ranks, worst);
+    }
+  }
 
   o.checkpoint_dir = shared.File("resumed");
   o.epochs = 1;

@@ -10,6 +10,7 @@
 #include "checkpoint_io.h"
 #include "data_parallel.h"
 #include "file_ops.h"
+#include "foresight/embed/embedding_sharding.h"
 #include "foresight/storage/clicks_dataset.h"
 #include "foresight/storage/npy.h"
 
@@ -241,11 +242,6 @@ Status LoadDlrmCheckpoint(const std::string& dir, const DlrmCheckpointState& sta
 Status ExportDlrmTables(const std::string& dataset, const std::string& checkpoint_dir, const std::string& output_dir,
                         int* epoch) {
   FS_ASSIGN_OR_RETURN(DlrmCheckpointState state, ReadDlrmCheckpointState(checkpoint_dir));
-  if (state.ranks > 1) {
-    return Unimplemented("export: the checkpoint in " + checkpoint_dir + " was written by " +
-                         std::to_string(state.ranks) + " ranks, one file of table rows each (" + state.sharding +
-                         "-wise); export reads a one-rank checkpoint's tables.npy");
-  }
   FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::ClicksDataset> data, storage::ClicksDataset::Open(dataset, false));
   if (data->num_fields() != static_cast<int64_t>(state.table_rows.size())) {
     return InvalidArgument("export: the checkpoint in " + checkpoint_dir + " has " +
@@ -259,25 +255,61 @@ Status ExportDlrmTables(const std::string& dataset, const std::string& checkpoin
                              " of " + dataset + " has " + std::to_string(data->field(k).rows));
     }
   }
-  const std::string path = checkpoint_dir + "/" + state.last_dir + "/" + kTablesFile;
-  FS_ASSIGN_OR_RETURN(Tensor rows, storage::MmapNpy(path));
   kernels::EmbeddingRowLayout layout;
   layout.dim = state.embedding_dim;
   FS_ASSIGN_OR_RETURN(layout.optimizer, kernels::ParseSparseOptimizer(state.sparse_optimizer));
-  if (rows.dim() != 2 || rows.dtype() != DType::kF32 || rows.size(0) != Sum(state.table_rows) ||
-      rows.size(1) != layout.row_width()) {
-    return DataLoss(path + ": holds " + DTypeName(rows.dtype()) + " " + ShapeToString(rows.shape()) +
-                    ", which does not match the checkpoint's tables");
+  // The files of rows: tables.npy, or each rank's shard; and where row r of
+  // table k is among them.
+  std::vector<Tensor> files;
+  auto open = [&](const std::string& name, int64_t rows) -> Status {
+    const std::string path = checkpoint_dir + "/" + state.last_dir + "/" + name;
+    FS_ASSIGN_OR_RETURN(Tensor t, storage::MmapNpy(path));
+    if (t.dim() != 2 || t.dtype() != DType::kF32 || t.size(0) != rows || t.size(1) != layout.row_width()) {
+      return DataLoss(path + ": holds " + DTypeName(t.dtype()) + " " + ShapeToString(t.shape()) +
+                      ", which does not match the checkpoint's tables (f32 [" + std::to_string(rows) + ", " +
+                      std::to_string(layout.row_width()) + "])");
+    }
+    files.push_back(t);
+    return Status::OK();
+  };
+  std::unique_ptr<embed::EmbeddingSharding> plan;
+  std::vector<std::vector<int64_t>> first;  // [file][table]: the table's first row in the file (-1: none)
+  if (state.ranks == 1) {
+    FS_RETURN_IF_ERROR(open(kTablesFile, Sum(state.table_rows)));
+    first.emplace_back();
+    int64_t at = 0;
+    for (int64_t n : state.table_rows) {
+      first[0].push_back(at);
+      at += n;
+    }
+  } else {
+    FS_ASSIGN_OR_RETURN(const embed::ShardingKind kind, embed::ParseShardingKind(state.sharding));
+    FS_ASSIGN_OR_RETURN(embed::EmbeddingSharding made,
+                        embed::EmbeddingSharding::Make(kind, state.table_rows, state.ranks));
+    plan = std::make_unique<embed::EmbeddingSharding>(std::move(made));
+    for (int r = 0; r < state.ranks; ++r) {
+      first.emplace_back(state.table_rows.size(), -1);
+      const std::vector<int64_t> rows = plan->ShardRows(r);
+      int64_t at = 0;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        first[r][plan->TablesOf(r)[i]] = at;
+        at += rows[i];
+      }
+      FS_RETURN_IF_ERROR(open(ShardFileName(r), at));
+    }
   }
+  auto row_of = [&](int64_t k, int64_t r) {
+    const int file = plan ? plan->Owner(k, r) : 0;
+    const int64_t row = first[file][k] + (plan ? plan->LocalId(r) : r);
+    return files[file].data<float>() + row * layout.row_width();
+  };
   FS_RETURN_IF_ERROR(MakeDirs(output_dir));
   nlohmann::json fields = nlohmann::json::array();
-  int64_t start = 0;
   for (int64_t k = 0; k < data->num_fields(); ++k) {
     const int64_t n = state.table_rows[k];
     Tensor t = Tensor::Empty({n, layout.dim}, DType::kF32);
     for (int64_t r = 0; r < n; ++r) {
-      std::memcpy(t.data<float>() + r * layout.dim, rows.data<float>() + (start + r) * layout.row_width(),
-                  static_cast<size_t>(layout.dim) * sizeof(float));
+      std::memcpy(t.data<float>() + r * layout.dim, row_of(k, r), static_cast<size_t>(layout.dim) * sizeof(float));
     }
     const std::string table_file = "table_" + std::to_string(k) + ".npy";
     FS_RETURN_IF_ERROR(storage::SaveNpy(output_dir + "/" + table_file, t));
@@ -288,7 +320,6 @@ Status ExportDlrmTables(const std::string& dataset, const std::string& checkpoin
       f["vocab"] = vocab_file;
     }
     fields.push_back(f);
-    start += n;
   }
   nlohmann::json j = {{"epoch", state.epoch}, {"embedding_dim", layout.dim}, {"fields", fields}};
   FS_RETURN_IF_ERROR(WriteFileAtomic(output_dir + "/tables.json", j.dump(2) + "\n"));

@@ -75,7 +75,8 @@ Status LoadDlrmCheckpoint(const std::string& dir, const DlrmCheckpointState& sta
 // embeddings without optimizer state) and, for fields with a vocabulary in
 // the dataset, vocab_<k>.npy (row r's raw value; row 0 = out of vocabulary),
 // plus tables.json naming each field with its files. Sets *epoch to the
-// checkpoint's epoch.
+// checkpoint's epoch. A checkpoint of several ranks is read from every
+// rank's shard file (one process does it).
 Status ExportDlrmTables(const std::string& dataset, const std::string& checkpoint_dir, const std::string& output_dir,
                         int* epoch);
 
