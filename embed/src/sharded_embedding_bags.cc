@@ -125,6 +125,12 @@ Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, i
       }
     }
   }
+  Batch batch;
+  batch.global_batch = global_batch;
+  for (const auto& l : lengths) {
+    batch.sent.emplace_back(l.size());
+    for (size_t i = 0; i < l.size(); ++i) batch.sent.back()[i] = l[i] > 0 ? 1 : 0;
+  }
   std::vector<int64_t> counts, recv_counts, id_counts, recv_id_counts;
   Tensor got_lengths, got_ids;
   FS_RETURN_IF_ERROR(Exchange(Concat(lengths, &counts), counts, &got_lengths, &recv_counts));
@@ -154,6 +160,7 @@ Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, i
   int64_t* so = shard_offsets.data<int64_t>();
   int64_t n = 0, q = 0;
   so[0] = 0;
+  batch.held.resize(static_cast<size_t>(shard_tables * global_batch));
   for (int64_t t = 0; t < shard_tables; ++t) {
     for (int r = 0; r < ranks; ++r) {
       const int64_t part = PartOf(global_batch, r);
@@ -165,29 +172,45 @@ Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, i
         std::memcpy(dst + n, src + id_at[r], static_cast<size_t>(l) * sizeof(int64_t));
         id_at[r] += l;
         n += l;
+        batch.held[q] = l > 0 ? 1 : 0;
         so[++q] = n;
       }
     }
   }
   if (n != ia) return Internal(std::string(op) + ": bag lengths do not cover the ids received");
   FS_RETURN_IF_ERROR(shard_->Enqueue(shard_ids, shard_offsets));
-  pending_.push_back(global_batch);
+  pending_.push_back(std::move(batch));
   return Status::OK();
 }
 
 Status ShardedEmbeddingBags::Forward(const ExecContext& ctx, Tensor* out) {
   if (pending_.empty()) return FailedPrecondition("ShardedEmbeddingBags::Forward: no batch enqueued");
   const int ranks = comm_->size(), rank = comm_->rank();
-  const int64_t global_batch = pending_.front();
+  current_ = std::move(pending_.front());
   pending_.pop_front();
-  current_ = global_batch;
+  const int64_t global_batch = current_.global_batch;
   const int64_t shard_tables = ShardTables(rank), d = dim();
   Tensor pooled = Tensor::Empty({global_batch, shard_tables * d}, DType::kF32);
   FS_RETURN_IF_ERROR(shard_->Forward(ctx, Tensor(), &pooled));
-  // The rows of each rank's samples go to it: [part * shard_tables, dim].
-  FS_ASSIGN_OR_RETURN(Tensor send, pooled.Reshape({global_batch * shard_tables, d}));
-  std::vector<int64_t> counts(static_cast<size_t>(ranks)), recv_counts;
-  for (int r = 0; r < ranks; ++r) counts[r] = PartOf(global_batch, r) * shard_tables;
+  // To each rank, the pooled rows of its samples' bags that have ids here,
+  // sample by sample, in this shard's table order.
+  int64_t rows = 0;
+  for (uint8_t h : current_.held) rows += h;
+  Tensor send = Tensor::Empty({rows, d}, DType::kF32);
+  std::vector<int64_t> counts(static_cast<size_t>(ranks), 0), recv_counts;
+  float* dst = send.data<float>();
+  const float* p = pooled.data<float>();
+  for (int r = 0; r < ranks; ++r) {
+    const int64_t begin = RankPartBegin(global_batch, r, ranks), part = PartOf(global_batch, r);
+    for (int64_t s = begin; s < begin + part; ++s) {
+      for (int64_t k = 0; k < shard_tables; ++k) {
+        if (!current_.held[k * global_batch + s]) continue;
+        std::memcpy(dst, p + (s * shard_tables + k) * d, static_cast<size_t>(d) * sizeof(float));
+        dst += d;
+        ++counts[r];
+      }
+    }
+  }
   Tensor got;
   FS_RETURN_IF_ERROR(Exchange(send, counts, &got, &recv_counts));
 
@@ -196,57 +219,84 @@ Status ShardedEmbeddingBags::Forward(const ExecContext& ctx, Tensor* out) {
   float* o = out->data<float>();
   const float* g = got.data<float>();
   for (int r = 0; r < ranks; ++r) {
+    // Rank r's rows, in the order it sent them. Row-wise partial sums are
+    // added in rank order (a fixed order).
     const std::vector<int64_t>& owned = sharding_.TablesOf(r);
+    const std::vector<uint8_t>& sent = current_.sent[r];
     const int64_t w = static_cast<int64_t>(owned.size());
-    // Rank r's block: [b, w * dim], its tables in its order. Row-wise
-    // partial sums are added in rank order (a fixed order).
+    int64_t used = 0;
     for (int64_t s = 0; s < b; ++s) {
       for (int64_t k = 0; k < w; ++k) {
-        float* dst = o + s * tables * d + owned[k] * d;
-        const float* v = g + (s * w + k) * d;
-        for (int64_t j = 0; j < d; ++j) dst[j] += v[j];
+        if (!sent[k * b + s]) continue;
+        float* to = o + s * tables * d + owned[k] * d;
+        for (int64_t j = 0; j < d; ++j) to[j] += g[j];
+        g += d;
+        ++used;
       }
     }
-    g += b * w * d;
+    if (used != recv_counts[r]) {
+      return Internal("ShardedEmbeddingBags::Forward: rank " + std::to_string(r) + " sent " +
+                      std::to_string(recv_counts[r]) + " pooled rows, expected " + std::to_string(used));
+    }
   }
   return Status::OK();
 }
 
 Status ShardedEmbeddingBags::BackwardUpdate(const ExecContext& ctx, const kernels::SparseOptimizerConfig& config,
                                             const Tensor& grad_out) {
-  if (current_ < 0) return FailedPrecondition("ShardedEmbeddingBags::BackwardUpdate: no Forward to update from");
+  if (current_.global_batch < 0) {
+    return FailedPrecondition("ShardedEmbeddingBags::BackwardUpdate: no Forward to update from");
+  }
   const int ranks = comm_->size(), rank = comm_->rank();
-  const int64_t global_batch = current_;
-  current_ = -1;
+  const Batch batch = std::move(current_);
+  current_ = Batch();
+  const int64_t global_batch = batch.global_batch;
   const int64_t b = PartOf(global_batch, rank), tables = num_tables(), d = dim();
   if (!grad_out.defined() || grad_out.dtype() != DType::kF32 || !grad_out.is_contiguous() || grad_out.dim() != 2 ||
       grad_out.size(0) != b || grad_out.size(1) != tables * d) {
     return InvalidArgument("ShardedEmbeddingBags::BackwardUpdate: grad_out must be contiguous f32 [" +
                            std::to_string(b) + ", " + std::to_string(tables * d) + "], got " + grad_out.ToString());
   }
-  // Each owner gets the gradient columns of its tables for this rank's
-  // samples, laid out as its pooled rows came.
+  // Each owner gets the gradient rows of the bags it pooled for this rank,
+  // in the order it sent them.
   int64_t rows = 0;
-  std::vector<int64_t> counts(static_cast<size_t>(ranks)), recv_counts;
-  for (int r = 0; r < ranks; ++r) {
-    counts[r] = b * ShardTables(r);
-    rows += counts[r];
+  for (const auto& sent : batch.sent) {
+    for (uint8_t x : sent) rows += x;
   }
   Tensor send = Tensor::Empty({rows, d}, DType::kF32);
+  std::vector<int64_t> counts(static_cast<size_t>(ranks), 0), recv_counts;
   float* dst = send.data<float>();
   const float* g = grad_out.data<float>();
   for (int r = 0; r < ranks; ++r) {
+    const std::vector<int64_t>& owned = sharding_.TablesOf(r);
+    const std::vector<uint8_t>& sent = batch.sent[r];
     for (int64_t s = 0; s < b; ++s) {
-      for (int64_t t : sharding_.TablesOf(r)) {
-        std::memcpy(dst, g + s * tables * d + t * d, static_cast<size_t>(d) * sizeof(float));
+      for (size_t k = 0; k < owned.size(); ++k) {
+        if (!sent[k * b + s]) continue;
+        std::memcpy(dst, g + s * tables * d + owned[k] * d, static_cast<size_t>(d) * sizeof(float));
         dst += d;
+        ++counts[r];
       }
     }
   }
   Tensor got;
   FS_RETURN_IF_ERROR(Exchange(send, counts, &got, &recv_counts));
-  // The senders' parts in rank order: the global batch's gradient.
-  FS_ASSIGN_OR_RETURN(Tensor grad, got.Reshape({global_batch, ShardTables(rank) * d}));
+  // The global batch's gradient of this shard's bags (zero where a bag has
+  // no id here: the update skips empty bags).
+  const int64_t shard_tables = ShardTables(rank);
+  Tensor grad = Tensor::Zeros({global_batch, shard_tables * d}, DType::kF32);
+  float* to = grad.data<float>();
+  const float* from = got.data<float>();
+  for (int64_t s = 0; s < global_batch; ++s) {
+    for (int64_t k = 0; k < shard_tables; ++k) {
+      if (!batch.held[k * global_batch + s]) continue;
+      std::memcpy(to + (s * shard_tables + k) * d, from, static_cast<size_t>(d) * sizeof(float));
+      from += d;
+    }
+  }
+  if (from != got.data<float>() + got.numel()) {
+    return Internal("ShardedEmbeddingBags::BackwardUpdate: the gradient rows received do not match the bags");
+  }
   return shard_->BackwardUpdate(ctx, config, grad);
 }
 

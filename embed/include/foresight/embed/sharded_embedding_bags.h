@@ -12,10 +12,12 @@
 //             fused update (duplicates summed in ascending position) are
 //             those of one rank on the rows it owns
 //   Forward   each owner pools its rows of every bag and returns the pooled
-//             (table-wise) or partial (row-wise) sums to the samples' ranks
-//             (all-to-all-v), which add the partials in rank order
+//             (table-wise) or partial (row-wise) sums of the bags it holds
+//             ids of to the samples' ranks (all-to-all-v), which add the
+//             partials in rank order (a bag with no id on an owner costs
+//             no bytes: row-wise with one id a bag, 1/N of the bags each)
 //   BackwardUpdate  each rank's gradient of its pooled part goes back to
-//             the owners (all-to-all-v), which apply the fused sparse
+//             the owners of those bags (all-to-all-v), which apply the fused sparse
 //             optimizer to the global batch's gradient
 // Sum pooling, dense tables, no per-sample weights. A shard's rows start
 // from the values the unsharded collection gives them (same seed and keys).
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include "foresight/core/communicator.h"
 #include "foresight/embed/embedding_bag_collection.h"
@@ -84,8 +87,18 @@ class ShardedEmbeddingBags {
   EmbeddingSharding sharding_;
   Communicator* comm_;
   std::unique_ptr<EmbeddingBagCollection> shard_;
-  std::deque<int64_t> pending_;  // global batch sizes of the enqueued batches
-  int64_t current_ = -1;         // the last Forward's global batch size
+  // An enqueued batch: its size, and which bags have ids on which rank.
+  struct Batch {
+    int64_t global_batch = -1;
+    // Per owner: 1 for each of this rank's bags (owner's tables x this
+    // rank's samples, table-major) with ids on that owner.
+    std::vector<std::vector<uint8_t>> sent;
+    // This rank's bags (its tables x the global batch's samples,
+    // table-major) with ids from their sample's rank.
+    std::vector<uint8_t> held;
+  };
+  std::deque<Batch> pending_;
+  Batch current_;  // the last Forward's (global_batch -1: none)
   double exchange_seconds_ = 0;
   int64_t exchange_bytes_ = 0;
 };
