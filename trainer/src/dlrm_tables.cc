@@ -104,8 +104,7 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
   embed::EmbeddingBagCollection* local = out.local();
   if (eo.cache.policy == cache::Policy::kStatic && !local->table()->direct()) {
     const int rank = sharded ? comm->rank() : 0;
-    std::vector<int64_t> position;  // a table's place among this rank's
-    for (int64_t k = 0; k < data.num_fields(); ++k) position.push_back(-1);
+    std::vector<int64_t> position(static_cast<size_t>(data.num_fields()), -1);  // a table's place among this rank's
     const std::vector<int64_t> mine = sharded ? sharding->TablesOf(rank) : std::vector<int64_t>();
     for (size_t i = 0; i < mine.size(); ++i) position[mine[i]] = static_cast<int64_t>(i);
     auto key_of = [&](int64_t table, int64_t id) -> int64_t {
