@@ -339,6 +339,11 @@ const std::vector<TrainKey>& TrainKeys() {
        "(O_DIRECT on io_uring) or rocksdb; all but a memory store with no cache train behind the "
        "--cache-policy/--cache-size cache",
        &O::table_store, "memory|mmap|disk|rocksdb", false},
+      {"sharding",
+       "dlrm on several ranks (mpirun -np N): split the tables by row (row id to rank id % N) or by table (each "
+       "table whole on one rank; needs at least N tables); each rank keeps its shard on its own --table-store "
+       "behind its own cache",
+       &O::sharding, "row|table", false},
       {"resident-partitions",
        "Partitions per group of --order partition, resident together for --sampling resident (default: 0 = "
        "as many as the feature cache holds, at least 1)",

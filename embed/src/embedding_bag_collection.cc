@@ -43,13 +43,29 @@ StatusOr<std::unique_ptr<EmbeddingBagCollection>> EmbeddingBagCollection::Open(
   const std::vector<int64_t> starts = c->offsets_;
   const EmbeddingInit init = options.init;
   const bool dynamic = any_dynamic;
+  if (!options.init_rows.empty() && static_cast<int64_t>(options.init_rows.size()) != tables) {
+    return InvalidArgument("embedding bag collection: init_rows has " + std::to_string(options.init_rows.size()) +
+                           " entries for " + std::to_string(tables) + " tables");
+  }
+  if (options.init_key && dynamic) {
+    return InvalidArgument("embedding bag collection: init_key needs dense tables");
+  }
+  const std::vector<int64_t>& scale_rows = options.init_rows.empty() ? options.table_rows : options.init_rows;
   std::vector<float> scales(static_cast<size_t>(tables));
-  for (int64_t t = 0; t < tables; ++t) scales[t] = InitScale(init, options.table_rows[t]);
-  to.init_scale_of_key = [starts, scales, dynamic](int64_t key) {
-    if (dynamic) return scales[static_cast<size_t>(key >> kDynamicIdBits)];
-    const auto it = std::upper_bound(starts.begin(), starts.end(), key);
-    return scales[static_cast<size_t>(it - starts.begin() - 1)];
+  for (int64_t t = 0; t < tables; ++t) scales[t] = InitScale(init, scale_rows[t]);
+  auto table_of = [starts](int64_t key) {
+    return static_cast<int64_t>(std::upper_bound(starts.begin(), starts.end(), key) - starts.begin() - 1);
   };
+  to.init_scale_of_key = [table_of, scales, dynamic](int64_t key) {
+    if (dynamic) return scales[static_cast<size_t>(key >> kDynamicIdBits)];
+    return scales[static_cast<size_t>(table_of(key))];
+  };
+  if (options.init_key) {
+    to.init_key_of_key = [table_of, starts, init_key = options.init_key](int64_t key) {
+      const int64_t t = table_of(key);
+      return init_key(t, key - starts[static_cast<size_t>(t)]);
+    };
+  }
   FS_ASSIGN_OR_RETURN(c->table_, EmbeddingTable::Open(to));
   c->sparse_rows_ = autograd::Var(Tensor::Zeros({1}, DType::kF32), /*requires_grad=*/true);
   return c;

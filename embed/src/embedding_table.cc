@@ -44,6 +44,10 @@ float EmbeddingTable::ScaleOf(int64_t key) const {
   return options_.init_scale_of_key ? options_.init_scale_of_key(key) : InitScale(options_.init, options_.rows);
 }
 
+int64_t EmbeddingTable::InitKeyOf(int64_t key) const {
+  return options_.init_key_of_key ? options_.init_key_of_key(key) : key;
+}
+
 Status EmbeddingTable::Init() {
   storage::RowStoreOptions so = options_.store;
   so.writable = true;
@@ -57,7 +61,9 @@ Status EmbeddingTable::Init() {
     uint8_t* base = static_cast<uint8_t*>(rows.raw_data());
     const int64_t rb = layout_.row_bytes();
     DefaultThreadPool()->ParallelFor(options_.rows, kInitChunkRows, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) InitializeRow(options_.init.seed, ScaleOf(r), layout_, r, base + r * rb);
+      for (int64_t r = r0; r < r1; ++r) {
+        InitializeRow(options_.init.seed, ScaleOf(r), layout_, InitKeyOf(r), base + r * rb);
+      }
     });
     FS_ASSIGN_OR_RETURN(store_, storage::MemoryRowStore(rows, /*writable=*/true));
   } else {
@@ -100,7 +106,7 @@ Status EmbeddingTable::InitializeDenseRows() {
     reqs.reserve(static_cast<size_t>(r1 - r0));
     for (int64_t r = r0; r < r1; ++r) {
       uint8_t* row = buf.data() + (r - r0) * rb;
-      InitializeRow(options_.init.seed, ScaleOf(r), layout_, r, row);
+      InitializeRow(options_.init.seed, ScaleOf(r), layout_, InitKeyOf(r), row);
       reqs.push_back({r, row});
     }
     FS_RETURN_IF_ERROR(store_->Write(reqs));
@@ -181,7 +187,8 @@ Status EmbeddingTable::ReadOrInitialize(const std::vector<storage::RowRequest>& 
   std::vector<uint8_t> absent(reqs.size(), 0);
   FS_RETURN_IF_ERROR(store_->Read(reqs, absent.data()));
   for (size_t i = 0; i < reqs.size(); ++i) {
-    if (absent[i]) InitializeRow(options_.init.seed, ScaleOf(reqs[i].key), layout_, reqs[i].key, reqs[i].data);
+    if (!absent[i]) continue;
+    InitializeRow(options_.init.seed, ScaleOf(reqs[i].key), layout_, InitKeyOf(reqs[i].key), reqs[i].data);
   }
   return Status::OK();
 }

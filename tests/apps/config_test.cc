@@ -60,6 +60,7 @@ sparse-optimizer: adam
 sparse_lr: 0.5
 eval_every: 100
 table-store: disk
+sharding: table
 table_dir: /tmp/tables
 task: link
 negatives: 50
@@ -124,6 +125,7 @@ sparse-optimizer = "adam"
 sparse_lr = 0.5
 eval_every = 100
 table-store = "disk"
+sharding = "table"
 table_dir = "/tmp/tables"
 task = "link"
 negatives = 50
@@ -187,6 +189,7 @@ std::vector<FlagValue> kFlags = {
     {"sparse-lr", ConfigValue::Text("0.5")},
     {"eval-every", ConfigValue::Text("100")},
     {"table-store", ConfigValue::Text("disk")},
+    {"sharding", ConfigValue::Text("table")},
     {"table-dir", ConfigValue::Text("/tmp/tables")},
     {"task", ConfigValue::Text("link")},
     {"negatives", ConfigValue::Text("50")},
@@ -281,6 +284,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.sparse_lr, 0.5f);
   EXPECT_EQ(o.eval_every, 100);
   EXPECT_EQ(o.table_store, "disk");
+  EXPECT_EQ(o.sharding, "table");
   EXPECT_EQ(o.table_dir, "/tmp/tables");
 }
 

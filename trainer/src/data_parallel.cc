@@ -90,4 +90,16 @@ Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& 
   return Status::OK();
 }
 
+Status AllRanksOk(Communicator* comm, const Status& mine, const std::string& what) {
+  if (comm->size() == 1) return mine;
+  std::vector<int64_t> failed(static_cast<size_t>(comm->size()), 0);
+  failed[comm->rank()] = mine.ok() ? 0 : 1;
+  FS_RETURN_IF_ERROR(comm->AllReduceSum(failed.data(), comm->size()));
+  if (!mine.ok()) return mine;
+  for (int r = 0; r < comm->size(); ++r) {
+    if (failed[r] != 0) return Cancelled(what + ": rank " + std::to_string(r) + " failed (its log says why)");
+  }
+  return Status::OK();
+}
+
 }  // namespace foresight::trainer::internal

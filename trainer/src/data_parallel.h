@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "foresight/autograd/tape.h"
@@ -38,5 +39,11 @@ Status CheckDataParallel(const TrainOptions& o, int ranks);
 // `local_seeds` into the global batch's figures (result->seeds too).
 Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
                      StepResult* result);
+
+// Collective: OK when every rank's `mine` is; else this rank's own error,
+// or Aborted naming the first rank that failed at `what` (its own log says
+// why). So a step that may fail on some ranks ends on all of them instead of
+// leaving the others waiting in the next collective.
+Status AllRanksOk(Communicator* comm, const Status& mine, const std::string& what);
 
 }  // namespace foresight::trainer::internal

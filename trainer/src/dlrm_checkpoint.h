@@ -4,7 +4,11 @@
 // dense optimizer's state (opt.<name>.npy), and every table row with its
 // sparse optimizer state beside it (tables.npy [rows of all tables,
 // row_width], the kernels::EmbeddingRowLayout of each row; table t's rows
-// start at table_offsets.npy[t]). A sub-directory is written under a .tmp
+// start at table_offsets.npy[t]). A run on N > 1 ranks writes, instead of
+// tables.npy, each rank's shard (embed::ShardedEmbeddingBags) as
+// tables.rank-<r>.npy [rows of its shard's tables, row_width] from that
+// rank, and records the rank count and sharding: it resumes on N ranks
+// with the same sharding only. A sub-directory is written under a .tmp
 // name and renamed into place, so a crash leaves the previous checkpoint;
 // what it left is removed when the directory is next opened. Private to the
 // trainer.
@@ -18,6 +22,7 @@
 
 #include "foresight/autograd/module.h"
 #include "foresight/autograd/optimizer.h"
+#include "foresight/core/communicator.h"
 #include "foresight/core/status.h"
 #include "foresight/embed/embedding_bag_collection.h"
 #include "foresight/trainer/train_options.h"
@@ -39,6 +44,8 @@ struct DlrmCheckpointState {
   nlohmann::json options;    // DlrmOptionsToJson
   std::string options_hash;  // DlrmOptionsHash
   std::string last_dir;      // "dlrm-epoch-<k>"
+  int ranks = 1;             // ranks that wrote it, each its shard of the tables
+  std::string sharding;      // ranks > 1: "row" or "table"
 };
 
 // The options that shape the run, and a hex hash of those that determine
@@ -49,23 +56,27 @@ std::string DlrmOptionsHash(const TrainOptions& o);
 
 // Writes dlrm-epoch-<state->epoch>/, then the pointer, then removes the
 // sub-directory it replaces. Flushes the tables first (their dirty rows go
-// to the store). The caller holds the directory's CheckpointDirLock.
+// to the store). The caller holds the directory's CheckpointDirLock (rank
+// 0's on several ranks). Collective on `comm`: every rank writes its shard
+// (`tables`: its rows), rank 0 the rest; a rank's failure fails all.
 Status SaveDlrmCheckpoint(const std::string& dir, const autograd::Module& model, autograd::Optimizer& optimizer,
-                          embed::EmbeddingBagCollection* tables, DlrmCheckpointState* state);
+                          embed::EmbeddingBagCollection* tables, Communicator* comm, DlrmCheckpointState* state);
 // Reads the pointer (NotFound when the directory holds none).
 StatusOr<DlrmCheckpointState> ReadDlrmCheckpointState(const std::string& dir);
 // Removes "*.tmp" entries and dlrm-epoch-* sub-directories the pointer does
 // not name (all of them without a pointer).
 Status RemoveDlrmCheckpointLeftovers(const std::string& dir);
 // Restores the dense parameters, the optimizer's state and every table row
-// saved in dir/state.last_dir. Shapes must match (errors name the file).
+// saved in dir/state.last_dir (with state.ranks > 1, this rank's shard:
+// `rank`). Shapes must match (errors name the file).
 Status LoadDlrmCheckpoint(const std::string& dir, const DlrmCheckpointState& state, autograd::Module* model,
-                          autograd::Optimizer* optimizer, embed::EmbeddingBagCollection* tables);
+                          autograd::Optimizer* optimizer, embed::EmbeddingBagCollection* tables, int rank);
 // The last checkpoint's tables as table_<k>.npy (f32 [rows_k, dim], the
 // embeddings without optimizer state) and, for fields with a vocabulary in
 // the dataset, vocab_<k>.npy (row r's raw value; row 0 = out of vocabulary),
 // plus tables.json naming each field with its files. Sets *epoch to the
-// checkpoint's epoch.
+// checkpoint's epoch. A checkpoint of several ranks is read from every
+// rank's shard file (one process does it).
 Status ExportDlrmTables(const std::string& dataset, const std::string& checkpoint_dir, const std::string& output_dir,
                         int* epoch);
 

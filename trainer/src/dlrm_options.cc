@@ -98,6 +98,9 @@ Status ValidateDlrmOptions(const TrainOptions& o) {
   if (o.table_store != "memory" && o.table_store != "mmap" && o.table_store != "disk" && o.table_store != "rocksdb") {
     return InvalidArgument("table_store: '" + o.table_store + "' is not one of memory, mmap, disk, rocksdb");
   }
+  if (o.sharding != "row" && o.sharding != "table") {
+    return InvalidArgument("sharding: '" + o.sharding + "' is not one of row, table");
+  }
   if (o.cache_policy != "lookahead" && o.cache_policy != "lru" && o.cache_policy != "static") {
     return InvalidArgument("cache_policy: '" + o.cache_policy + "' is not one of lookahead, lru, static");
   }

@@ -12,6 +12,7 @@
 #include "checkpoint_lock.h"
 #include "click_batch.h"
 #include "click_metrics.h"
+#include "data_parallel.h"
 #include "dlrm_checkpoint.h"
 #include "dlrm_model.h"
 #include "dlrm_schedule.h"
@@ -23,8 +24,10 @@
 #include "foresight/core/process_memory.h"
 #include "foresight/core/progress.h"
 #include "foresight/core/stopwatch.h"
+#include "foresight/core/test_kill_point.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/embed/embedding_bag_collection.h"
+#include "foresight/embed/sharded_embedding_bags.h"
 #include "metrics_writer.h"
 
 namespace foresight::trainer::internal {
@@ -44,13 +47,26 @@ struct CacheSnapshot {
 
 struct Inflight {
   ScheduledItem item;
-  ClickBatch batch;  // kTrain, kEval
+  ClickBatch batch;  // kTrain, kEval: this rank's part of item.rows
 };
+
+CacheSnapshot Minus(const CacheSnapshot& a, const CacheSnapshot& b) {
+  return {a.hits - b.hits, a.misses - b.misses, a.bypassed - b.bypassed, a.writebacks - b.writebacks,
+          a.bytes_read - b.bytes_read, a.bytes_written - b.bytes_written};
+}
 
 class DlrmTrainer {
  public:
-  DlrmTrainer(const TrainOptions& o, const TrainCallbacks& callbacks)
-      : o_(o), callbacks_(callbacks), pool_(o.threads), ctx_(CpuContext(o.seed, &pool_)) {}
+  DlrmTrainer(const TrainOptions& o, const TrainCallbacks& callbacks, Communicator* comm)
+      : o_(o),
+        callbacks_(callbacks),
+        comm_(comm),
+        ranks_(comm->size()),
+        writer_(comm->rank() == 0),
+        pool_(o.threads),
+        ctx_(CpuContext(o.seed, &pool_)) {
+    dp_.comm = comm;
+  }
 
   Status Run(TrainSummary* out);
 
@@ -59,7 +75,16 @@ class DlrmTrainer {
   Status Fill();
   Status TrainBatch(const Inflight& b);
   Status EvalBatch(const Inflight& b);
+  // Several ranks: the step of the global batch from this rank's part
+  // (sharded tables, dense gradients all-reduced), and an evaluation
+  // batch's logits gathered on every rank in batch order.
+  Status TrainShardedBatch(const Inflight& b);
+  Status EvalShardedBatch(const Inflight& b);
+  // The counters since the last report, summed over the ranks.
+  StatusOr<CacheSnapshot> ReportedCounters(const CacheSnapshot& now);
   Status Report(const ScheduledItem& item);
+  // Counts a finished training step of `b` with the global batch's `loss`.
+  void FinishStep(const Inflight& b, double loss, double seconds);
   // Restores the run from options.checkpoint_dir when it holds one of the
   // same configuration; *resumed says whether it did.
   Status Resume(bool* resumed);
@@ -68,13 +93,21 @@ class DlrmTrainer {
 
   const TrainOptions& o_;
   const TrainCallbacks& callbacks_;
+  Communicator* comm_;
+  const int ranks_;
+  const bool writer_;  // rank 0: metrics, checkpoint pointer, progress
   ThreadPool pool_;
   ExecContext ctx_;
   std::unique_ptr<storage::ClicksDataset> data_;
   std::unique_ptr<sampler::SeedOrder> order_;
   std::unique_ptr<DlrmSchedule> schedule_;
   DlrmTables opened_;  // the tables and their directory
-  embed::EmbeddingBagCollection* tables_ = nullptr;
+  embed::EmbeddingBagCollection* tables_ = nullptr;  // this rank's rows
+  embed::ShardedEmbeddingBags* sharded_ = nullptr;   // several ranks
+  DataParallel dp_;                                  // several ranks: the dense gradients' exchange
+  double exchange_seconds_at_report_ = 0;
+  Stopwatch loop_watch_;  // since the last report
+  int64_t exchange_bytes_at_report_ = 0;
   int64_t cache_bytes_ = 0;
   int64_t baseline_rss_ = 0;  // before the dataset is opened
   std::unique_ptr<DlrmModel> model_;
@@ -131,12 +164,26 @@ Status DlrmTrainer::Fill() {
     Inflight next;
     if (!schedule_->Next(&next.item)) {
       schedule_done_ = true;
-      tables_->Close();
+      if (sharded_ != nullptr) {
+        sharded_->Close();
+      } else {
+        tables_->Close();
+      }
       break;
     }
     if (next.item.kind != ScheduledItem::Kind::kReport) {
-      FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, next.item.rows));
-      FS_RETURN_IF_ERROR(tables_->Enqueue(next.batch.ids, next.batch.offsets));
+      if (sharded_ != nullptr) {
+        // This rank's part of the global batch (every rank's schedule is
+        // the one-rank run's).
+        const int64_t n = next.item.rows.size(0);
+        const int64_t begin = embed::RankPartBegin(n, comm_->rank(), ranks_);
+        const Tensor part = next.item.rows.Slice(0, begin, begin + embed::RankPartSize(n, comm_->rank(), ranks_));
+        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, part));
+        FS_RETURN_IF_ERROR(sharded_->Enqueue(next.batch.ids, next.batch.offsets, n));
+      } else {
+        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, next.item.rows));
+        FS_RETURN_IF_ERROR(tables_->Enqueue(next.batch.ids, next.batch.offsets));
+      }
       ++batches_ahead_;
     }
     window_.push_back(std::move(next));
@@ -154,17 +201,94 @@ Status DlrmTrainer::TrainBatch(const Inflight& b) {
   optimizer_->ZeroGrad();
   FS_RETURN_IF_ERROR(tape.Backward(loss));  // the tables' rows are updated here
   FS_RETURN_IF_ERROR(optimizer_->Step(ctx_));
-  const double l = loss.value().data<float>()[0];
-  loss_sum_ += l;
+  FinishStep(b, loss.value().data<float>()[0], watch.Lap());
+  return Status::OK();
+}
+
+void DlrmTrainer::FinishStep(const Inflight& b, double loss, double seconds) {
+  const int64_t samples = b.item.rows.size(0);  // the global batch
+  loss_sum_ += loss;
   ++loss_steps_;
-  samples_ += b.batch.rows.size(0);
-  train_seconds_ += watch.Lap();
-  if (callbacks_.on_batch) callbacks_.on_batch(b.item.epoch + 1, b.item.batch, schedule_->steps_per_epoch(), l);
+  samples_ += samples;
+  train_seconds_ += seconds;
+  if (callbacks_.on_batch) callbacks_.on_batch(b.item.epoch + 1, b.item.batch, schedule_->steps_per_epoch(), loss);
   if (progress_) {
-    progress_->Advance(b.batch.rows.size(0));
+    progress_->Advance(samples);
     progress_->SetStatus("loss " + Fixed("%.4f", loss_sum_ / static_cast<double>(loss_steps_)) + CacheStatus());
   }
+}
+
+Status DlrmTrainer::TrainShardedBatch(const Inflight& b) {
+  TestKillPoint("train.step");  // the multi-rank kill test's mid-epoch point
+  Stopwatch watch;
+  const int64_t n = b.batch.rows.size(0), global = b.item.rows.size(0);
+  Tensor pooled;
+  FS_RETURN_IF_ERROR(sharded_->Forward(ctx_, &pooled));
+  optimizer_->ZeroGrad();
+  StepResult result;
+  Tensor grad;
+  if (n > 0) {
+    autograd::Tape tape(ctx_.WithRng(StepKey(o_.seed, b.item.epoch, b.item.batch)), /*training=*/true);
+    autograd::Var emb(pooled, /*requires_grad=*/true);
+    FS_ASSIGN_OR_RETURN(autograd::Var logits, model_->Forward(tape, autograd::Var(b.batch.dense), emb));
+    FS_ASSIGN_OR_RETURN(autograd::Var loss, autograd::BceWithLogitsLoss(tape, logits, b.batch.targets));
+    FS_RETURN_IF_ERROR(tape.Backward(loss));
+    result.loss = loss.value().data<float>()[0];
+    result.counted = n;
+    grad = emb.grad();
+  }
+  // This part's gradient is of its mean loss; the global batch's mean
+  // weighs it by n / global.
+  if (!grad.defined()) grad = Tensor::Zeros({n, pooled.size(1)}, DType::kF32);
+  const float scale = static_cast<float>(static_cast<double>(n) / static_cast<double>(global));
+  float* g = grad.data<float>();
+  const int64_t values = grad.numel();
+  for (int64_t i = 0; i < values; ++i) g[i] *= scale;
+  sparse_.step = b.item.step;
+  FS_RETURN_IF_ERROR(sharded_->BackwardUpdate(ctx_, sparse_, grad));
+  FS_RETURN_IF_ERROR(AllReduceStep(&dp_, model_->Parameters(), n, &result));
+  FS_RETURN_IF_ERROR(optimizer_->Step(ctx_));
+  FinishStep(b, result.loss, watch.Lap());
   return Status::OK();
+}
+
+Status DlrmTrainer::EvalShardedBatch(const Inflight& b) {
+  Stopwatch watch;
+  const int64_t n = b.batch.rows.size(0);
+  Tensor pooled;
+  FS_RETURN_IF_ERROR(sharded_->Forward(ctx_, &pooled));
+  // (logit, label) of this rank's samples, sent to every rank: each then
+  // holds the global batch's in batch order.
+  Tensor pairs = Tensor::Empty({ranks_ * n, 2}, DType::kF32);
+  if (n > 0) {
+    autograd::Tape tape(ctx_, /*training=*/false, /*record=*/false);
+    FS_ASSIGN_OR_RETURN(autograd::Var logits,
+                        model_->Forward(tape, autograd::Var(b.batch.dense), autograd::Var(pooled)));
+    float* p = pairs.data<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      p[2 * i] = logits.value().data<float>()[i];
+      p[2 * i + 1] = b.batch.targets.data<float>()[i];
+    }
+    for (int r = 1; r < ranks_; ++r) std::copy(p, p + 2 * n, p + 2 * n * r);
+  }
+  Tensor all;
+  std::vector<int64_t> got;
+  FS_RETURN_IF_ERROR(comm_->AllToAllV(pairs, std::vector<int64_t>(static_cast<size_t>(ranks_), n), &all, &got));
+  const float* p = all.data<float>();
+  for (int64_t i = 0; i < all.size(0); ++i) {
+    logits_[b.item.split].push_back(p[2 * i]);
+    labels_[b.item.split].push_back(p[2 * i + 1]);
+  }
+  eval_seconds_ += watch.Lap();
+  return Status::OK();
+}
+
+StatusOr<CacheSnapshot> DlrmTrainer::ReportedCounters(const CacheSnapshot& now) {
+  CacheSnapshot d = Minus(now, last_);
+  if (ranks_ == 1) return d;
+  int64_t v[6] = {d.hits, d.misses, d.bypassed, d.writebacks, d.bytes_read, d.bytes_written};
+  FS_RETURN_IF_ERROR(comm_->AllReduceSum(v, 6));
+  return CacheSnapshot{v[0], v[1], v[2], v[3], v[4], v[5]};
 }
 
 Status DlrmTrainer::EvalBatch(const Inflight& b) {
@@ -210,6 +334,7 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   FS_ASSIGN_OR_RETURN(ClickMetrics val, ComputeClickMetrics(logits_[0], labels_[0]));
   FS_ASSIGN_OR_RETURN(ClickMetrics test, ComputeClickMetrics(logits_[1], labels_[1]));
   const CacheSnapshot now = Snapshot();
+  FS_ASSIGN_OR_RETURN(const CacheSnapshot d, ReportedCounters(now));
   nlohmann::json j;
   j["epoch"] = item.epoch + 1;
   j["step"] = item.step;
@@ -225,15 +350,32 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   j["train_seconds"] = train_seconds_;
   j["samples_per_second"] = train_seconds_ > 0 ? static_cast<double>(samples_) / train_seconds_ : 0.0;
   j["eval_seconds"] = eval_seconds_;
-  j["cache_hits"] = now.hits - last_.hits;
-  j["cache_misses"] = now.misses - last_.misses;
-  j["rows_requested"] = (now.hits - last_.hits) + (now.misses - last_.misses);
+  // Over all ranks' shards.
+  j["cache_hits"] = d.hits;
+  j["cache_misses"] = d.misses;
+  j["rows_requested"] = d.hits + d.misses;
   // Rows read around the cache (a batch with more distinct rows than the
   // cache has free slots) and dirty rows written back on eviction.
-  j["rows_bypassed"] = now.bypassed - last_.bypassed;
-  j["rows_written_back"] = now.writebacks - last_.writebacks;
-  j["bytes_read"] = now.bytes_read - last_.bytes_read;
-  j["bytes_written"] = now.bytes_written - last_.bytes_written;
+  j["rows_bypassed"] = d.bypassed;
+  j["rows_written_back"] = d.writebacks;
+  j["bytes_read"] = d.bytes_read;
+  j["bytes_written"] = d.bytes_written;
+  j["loop_seconds"] = loop_watch_.Lap();  // wall time since the last line: batches, steps, evaluation
+  if (sharded_ != nullptr) {
+    // Rank 0's time in the exchanges (waiting for peers included) and the
+    // bytes it sent: the sharded tables' all-to-alls and the dense
+    // gradients' all-reduce.
+    j["ranks"] = ranks_;
+    j["exchange_seconds"] = sharded_->exchange_seconds() - exchange_seconds_at_report_;
+    j["exchange_bytes"] = sharded_->exchange_bytes() - exchange_bytes_at_report_;
+    j["allreduce_seconds"] = dp_.allreduce_seconds;
+    j["allreduce_bytes"] = dp_.allreduce_bytes;
+    exchange_seconds_at_report_ = sharded_->exchange_seconds();
+    exchange_bytes_at_report_ = sharded_->exchange_bytes();
+    dp_.allreduce_seconds = 0;
+    dp_.allreduce_bytes = 0;
+    dp_.steps = 0;
+  }
   if (metrics_) FS_RETURN_IF_ERROR(metrics_->WriteLine(j, item.epoch_end));
 
   if (val.auc > best_val_auc_) {
@@ -258,7 +400,7 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
       checkpoint_.best_val_auc = best_val_auc_;
       checkpoint_.test_auc = best_test_auc_;
       checkpoint_.test_logloss = best_test_logloss_;
-      FS_RETURN_IF_ERROR(SaveDlrmCheckpoint(o_.checkpoint_dir, *model_, *optimizer_, tables_, &checkpoint_));
+      FS_RETURN_IF_ERROR(SaveDlrmCheckpoint(o_.checkpoint_dir, *model_, *optimizer_, tables_, comm_, &checkpoint_));
     }
     if (progress_) {
       progress_->FinishLine("epoch " + std::to_string(item.epoch + 1) + "/" + std::to_string(o_.epochs) +
@@ -294,12 +436,27 @@ Status DlrmTrainer::Resume(bool* resumed) {
                               "); only epochs, threads, paths, eval_batch_size and the table store and cache "
                               "options may change");
   }
+  if (saved->ranks != ranks_) {
+    const auto ranks = [](int n) { return n == 1 ? std::string("1 rank") : std::to_string(n) + " ranks"; };
+    return FailedPrecondition("resume: the checkpoint in " + o_.checkpoint_dir + " was written by " +
+                              ranks(saved->ranks) + " (its tables in " + std::to_string(saved->ranks) +
+                              " shard files) but this run has " + ranks(ranks_) + "; resume it on " +
+                              ranks(saved->ranks) +
+                              (saved->ranks == 1 ? " (without mpirun)"
+                                                 : " (mpirun -np " + std::to_string(saved->ranks) + ")"));
+  }
+  if (ranks_ > 1 && saved->sharding != checkpoint_.sharding) {
+    return FailedPrecondition("resume: the checkpoint in " + o_.checkpoint_dir + " holds tables split by " +
+                              saved->sharding + " but this run splits them by " + checkpoint_.sharding +
+                              "; resume with --sharding " + saved->sharding);
+  }
   if (saved->table_rows != checkpoint_.table_rows) {
     return FailedPrecondition("resume: the checkpoint in " + o_.checkpoint_dir + " holds tables of " +
                               nlohmann::json(saved->table_rows).dump() + " rows but " + o_.dataset +
                               " has fields of " + nlohmann::json(checkpoint_.table_rows).dump());
   }
-  FS_RETURN_IF_ERROR(LoadDlrmCheckpoint(o_.checkpoint_dir, *saved, model_.get(), optimizer_.get(), tables_));
+  FS_RETURN_IF_ERROR(
+      LoadDlrmCheckpoint(o_.checkpoint_dir, *saved, model_.get(), optimizer_.get(), tables_, comm_->rank()));
   const nlohmann::json options = checkpoint_.options;
   checkpoint_ = std::move(saved).value();
   checkpoint_.options = options;  // the new epochs are what later saves record
@@ -320,10 +477,26 @@ Status DlrmTrainer::Resume(bool* resumed) {
 Status DlrmTrainer::Run(TrainSummary* out) {
   // The checkpoint directory is this run's until it returns; what killed
   // runs left half written in it goes first.
+  // On several ranks rank 0 holds it for all; the others read the
+  // checkpoint once it has cleaned up.
   std::unique_ptr<CheckpointDirLock> lock;
   if (!o_.checkpoint_dir.empty()) {
-    FS_ASSIGN_OR_RETURN(lock, CheckpointDirLock::Acquire(o_.checkpoint_dir));
-    FS_RETURN_IF_ERROR(RemoveDlrmCheckpointLeftovers(o_.checkpoint_dir));
+    Status s;
+    if (writer_) {
+      StatusOr<std::unique_ptr<CheckpointDirLock>> acquired = CheckpointDirLock::Acquire(o_.checkpoint_dir);
+      s = acquired.status();
+      if (s.ok()) {
+        lock = std::move(acquired).value();
+        s = RemoveDlrmCheckpointLeftovers(o_.checkpoint_dir);
+      }
+    }
+    FS_RETURN_IF_ERROR(AllRanksOk(comm_, s, "opening the checkpoint directory " + o_.checkpoint_dir));
+  }
+  if (ranks_ > 1 && o_.dropout > 0) {
+    // As for data-parallel GNNs (CheckDataParallel).
+    return Unimplemented("training on " + std::to_string(ranks_) +
+                         " ranks: dropout masks are keyed by row position in the batch, so a rank's part would "
+                         "draw other masks than the one-rank batch; use --dropout 0");
   }
   baseline_rss_ = CurrentRssBytes();
   FS_RETURN_IF_ERROR(OpenData());
@@ -342,8 +515,9 @@ Status DlrmTrainer::Run(TrainSummary* out) {
   oo.lr = o_.lr;
   oo.weight_decay = o_.weight_decay;
   FS_ASSIGN_OR_RETURN(optimizer_, autograd::Optimizer::Create(oo, model_->Parameters()));
-  FS_ASSIGN_OR_RETURN(opened_, OpenDlrmTables(o_, *data_, *model_, baseline_rss_));
-  tables_ = opened_.tables.get();
+  FS_ASSIGN_OR_RETURN(opened_, OpenDlrmTables(o_, *data_, *model_, baseline_rss_, comm_));
+  tables_ = opened_.local();
+  sharded_ = opened_.sharded.get();
   cache_bytes_ = opened_.cache_bytes;
   sparse_.kind = tables_->layout().optimizer;
   sparse_.lr = o_.sparse_lr;
@@ -352,11 +526,13 @@ Status DlrmTrainer::Run(TrainSummary* out) {
   checkpoint_.sparse_optimizer = o_.sparse_optimizer;
   checkpoint_.options = DlrmOptionsToJson(o_);
   checkpoint_.options_hash = DlrmOptionsHash(o_);
+  checkpoint_.ranks = ranks_;
+  checkpoint_.sharding = ranks_ > 1 ? o_.sharding : "";
   bool resumed = false;
   if (o_.resume) FS_RETURN_IF_ERROR(Resume(&resumed));
   // With checkpoints, each metrics line is made durable before its epoch's
   // checkpoint commits (see MetricsWriter).
-  if (!o_.metrics_file.empty()) {
+  if (!o_.metrics_file.empty() && writer_) {
     const bool durable = !o_.checkpoint_dir.empty();
     if (resumed) {
       FS_ASSIGN_OR_RETURN(metrics_, MetricsWriter::Resume(o_.metrics_file, epochs_done_, durable));
@@ -368,7 +544,7 @@ Status DlrmTrainer::Run(TrainSummary* out) {
   const storage::ClicksLayout& layout = data_->layout();
   schedule_ = std::make_unique<DlrmSchedule>(order_.get(), layout.val, layout.test, o_.eval_batch_size,
                                              o_.eval_every, epochs_done_, o_.epochs);
-  own_display_ = o_.progress && !callbacks_.on_batch && !callbacks_.on_epoch;
+  own_display_ = o_.progress && writer_ && !callbacks_.on_batch && !callbacks_.on_epoch;
   if (resumed && epochs_done_ < o_.epochs) {
     if (own_display_) {
       std::fprintf(stderr, "resuming from epoch %d of %d: %d done in %s\n", epochs_done_ + 1, o_.epochs,
@@ -379,6 +555,7 @@ Status DlrmTrainer::Run(TrainSummary* out) {
     }
   }
   last_ = Snapshot();
+  loop_watch_.Lap();
   int current_epoch = -1;
   while (true) {
     FS_RETURN_IF_ERROR(Fill());
@@ -399,9 +576,9 @@ Status DlrmTrainer::Run(TrainSummary* out) {
             "epoch " + std::to_string(b.item.epoch + 1) + "/" + std::to_string(o_.epochs),
             layout.train.size(), po);
       }
-      FS_RETURN_IF_ERROR(TrainBatch(b));
+      FS_RETURN_IF_ERROR(sharded_ != nullptr ? TrainShardedBatch(b) : TrainBatch(b));
     } else {
-      FS_RETURN_IF_ERROR(EvalBatch(b));
+      FS_RETURN_IF_ERROR(sharded_ != nullptr ? EvalShardedBatch(b) : EvalBatch(b));
     }
   }
   FS_RETURN_IF_ERROR(tables_->Flush());
@@ -427,8 +604,9 @@ Status DlrmTrainer::Run(TrainSummary* out) {
 
 }  // namespace
 
-Status TrainDlrm(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out) {
-  DlrmTrainer trainer(options, callbacks);
+Status TrainDlrm(const TrainOptions& options, const TrainCallbacks& callbacks, Communicator* comm,
+                 TrainSummary* out) {
+  DlrmTrainer trainer(options, callbacks, comm);
   return trainer.Run(out);
 }
 

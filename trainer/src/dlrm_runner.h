@@ -7,11 +7,16 @@
 // Private to the trainer; trainer::Train dispatches here.
 #pragma once
 
+#include "foresight/core/communicator.h"
 #include "foresight/core/status.h"
 #include "foresight/trainer/trainer.h"
 
 namespace foresight::trainer::internal {
 
-Status TrainDlrm(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out);
+// `comm` of size > 1: this rank's part of a job whose ranks split every
+// global batch and the tables (TrainOptions::sharding); rank 0 writes the
+// metrics, the progress and the checkpoint pointer, every rank its shard.
+Status TrainDlrm(const TrainOptions& options, const TrainCallbacks& callbacks, Communicator* comm,
+                 TrainSummary* out);
 
 }  // namespace foresight::trainer::internal

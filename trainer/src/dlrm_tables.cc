@@ -2,6 +2,7 @@
 
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -14,7 +15,10 @@ namespace {
 
 // The static policy's keys: the rows the training split uses most (ties by
 // key), the DLRM counterpart of the GNN features' highest in-degree rows.
-std::vector<int64_t> StaticKeys(const storage::ClicksDataset& data, const embed::EmbeddingBagCollection& tables) {
+// key_of(table, id): the row's key in this rank's tables, -1 when another
+// rank holds it.
+std::vector<int64_t> StaticKeys(const storage::ClicksDataset& data,
+                                const std::function<int64_t(int64_t, int64_t)>& key_of) {
   std::vector<std::pair<int64_t, int64_t>> counted;  // (-count, key)
   const storage::RowRange train = data.layout().train;
   for (int64_t k = 0; k < data.num_fields(); ++k) {
@@ -25,7 +29,8 @@ std::vector<int64_t> StaticKeys(const storage::ClicksDataset& data, const embed:
       ++count[static_cast<size_t>(ids.dtype() == DType::kI32 ? ids.data<int32_t>()[i] : ids.data<int64_t>()[i])];
     }
     for (size_t r = 0; r < count.size(); ++r) {
-      if (count[r] > 0) counted.emplace_back(-count[r], tables.Key(k, static_cast<int64_t>(r)));
+      const int64_t key = count[r] > 0 ? key_of(k, static_cast<int64_t>(r)) : -1;
+      if (key >= 0) counted.emplace_back(-count[r], key);
     }
   }
   std::sort(counted.begin(), counted.end());
@@ -38,8 +43,9 @@ std::vector<int64_t> StaticKeys(const storage::ClicksDataset& data, const embed:
 }  // namespace
 
 StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::ClicksDataset& data,
-                                    const autograd::Module& model, int64_t baseline_rss) {
+                                    const autograd::Module& model, int64_t baseline_rss, Communicator* comm) {
   DlrmTables out;
+  const bool sharded = comm != nullptr && comm->size() > 1;
   embed::EmbeddingBagCollectionOptions eo;
   for (int64_t k = 0; k < data.num_fields(); ++k) eo.table_rows.push_back(data.field(k).rows);
   eo.dim = o.embedding_dim;
@@ -70,7 +76,15 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
   mi.activation_width += data.num_dense() + 2 * data.num_fields() * o.embedding_dim +
                          kernels::InteractionWidth(interaction, data.num_fields(), o.bottom_mlp.back(),
                                                    o.embedding_dim);
-  for (int64_t r : eo.table_rows) mi.table_rows += r;
+  // A rank plans its cache for the rows it holds.
+  std::unique_ptr<embed::EmbeddingSharding> sharding;
+  if (sharded) {
+    FS_ASSIGN_OR_RETURN(const embed::ShardingKind kind, embed::ParseShardingKind(o.sharding));
+    FS_ASSIGN_OR_RETURN(embed::EmbeddingSharding plan,
+                        embed::EmbeddingSharding::Make(kind, eo.table_rows, comm->size()));
+    sharding = std::make_unique<embed::EmbeddingSharding>(std::move(plan));
+  }
+  for (int64_t r : sharded ? sharding->ShardRows(comm->rank()) : eo.table_rows) mi.table_rows += r;
   kernels::EmbeddingRowLayout layout;
   layout.dim = eo.dim;
   layout.optimizer = eo.optimizer;
@@ -82,9 +96,23 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
     FS_LOG(INFO) << "memory plan: " << estimate.Describe() << "; table cache " << FormatBytes(out.cache_bytes);
   }
   eo.cache.capacity_bytes = out.cache_bytes;
-  FS_ASSIGN_OR_RETURN(out.tables, embed::EmbeddingBagCollection::Open(eo));
-  if (eo.cache.policy == cache::Policy::kStatic && !out.tables->table()->direct()) {
-    FS_RETURN_IF_ERROR(out.tables->table()->SetStaticKeys(StaticKeys(data, *out.tables)));
+  if (sharded) {
+    FS_ASSIGN_OR_RETURN(out.sharded, embed::ShardedEmbeddingBags::Open(eo, sharding->kind(), comm));
+  } else {
+    FS_ASSIGN_OR_RETURN(out.tables, embed::EmbeddingBagCollection::Open(eo));
+  }
+  embed::EmbeddingBagCollection* local = out.local();
+  if (eo.cache.policy == cache::Policy::kStatic && !local->table()->direct()) {
+    const int rank = sharded ? comm->rank() : 0;
+    std::vector<int64_t> position(static_cast<size_t>(data.num_fields()), -1);  // a table's place among this rank's
+    const std::vector<int64_t> mine = sharded ? sharding->TablesOf(rank) : std::vector<int64_t>();
+    for (size_t i = 0; i < mine.size(); ++i) position[mine[i]] = static_cast<int64_t>(i);
+    auto key_of = [&](int64_t table, int64_t id) -> int64_t {
+      if (!sharded) return local->Key(table, id);
+      if (sharding->Owner(table, id) != rank) return -1;
+      return local->Key(position[table], sharding->LocalId(id));
+    };
+    FS_RETURN_IF_ERROR(local->table()->SetStaticKeys(StaticKeys(data, key_of)));
   }
   return out;
 }

@@ -103,12 +103,18 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   FS_RETURN_IF_ERROR(CheckTrainDevice(options));
   *out = TrainSummary();
   const int ranks = comm->size();
-  if (ranks > 1 && (options.task == "link" || options.model == "dlrm" || options.model == "sasrec")) {
+  if (ranks > 1 && (options.task == "link" || options.model == "sasrec")) {
     const std::string what = options.task == "link" ? "link prediction" : options.model;
     return Unimplemented("training on " + std::to_string(ranks) + " ranks: " + what +
                          " does not run on several ranks yet (its embedding tables are not sharded); "
-                         "data-parallel training covers GNN node classification");
+                         "several ranks train GNN node classification and dlrm");
   }
+  const bool dlrm = options.model == "dlrm" && options.task != "link";
+  if (!dlrm && options.sharding != TrainOptions().sharding) {
+    return InvalidArgument("sharding: splits dlrm's embedding tables between ranks; " + options.model +
+                           " does not shard its tables (leave out --sharding)");
+  }
+  if (dlrm) return internal::TrainDlrm(options, callbacks, comm, out);
   FS_RETURN_IF_ERROR(internal::CheckDataParallel(options, ranks));
   // Rank 0 alone writes the metrics file and the checkpoints.
   const bool writer = comm->rank() == 0;
@@ -116,7 +122,6 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
     if (internal::IsGnnLinkModel(options.model)) return internal::TrainLinkGnn(options, callbacks, out);
     return internal::TrainLink(options, callbacks, out);
   }
-  if (options.model == "dlrm") return internal::TrainDlrm(options, callbacks, out);
   if (options.model == "sasrec") return internal::TrainSasrec(options, callbacks, out);
   // A click log given to a GNN: say which model reads it.
   StatusOr<storage::DatasetManifest> manifest = storage::ReadManifest(options.dataset + "/" + storage::kManifestFile);

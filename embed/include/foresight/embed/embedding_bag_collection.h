@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,12 @@ struct EmbeddingBagCollectionOptions {
   storage::RowStoreOptions store;  // as EmbeddingTableOptions::store
   cache::CacheConfig cache;        // as EmbeddingTableOptions::cache
   bool read_ahead = false;         // as EmbeddingTableOptions::read_ahead (Default: false)
+  // A shard of a larger collection (sharded_embedding_bags.h): row `id` of
+  // table t here starts as the larger collection's key init_key(t, id),
+  // with the default scale of init_rows[t] rows. Default (null, empty):
+  // this collection's own keys and table_rows (dense tables only).
+  std::function<int64_t(int64_t table, int64_t id)> init_key;
+  std::vector<int64_t> init_rows;
 };
 
 class EmbeddingBagCollection {
@@ -50,6 +57,7 @@ class EmbeddingBagCollection {
   static StatusOr<std::unique_ptr<EmbeddingBagCollection>> Open(const EmbeddingBagCollectionOptions& options);
 
   int64_t num_tables() const { return static_cast<int64_t>(options_.table_rows.size()); }
+  int64_t table_rows(int64_t table) const { return options_.table_rows[static_cast<size_t>(table)]; }
   int64_t dim() const { return options_.dim; }
   const kernels::EmbeddingRowLayout& layout() const { return table_->layout(); }
   // The flat table under the collection (its store, planner and counters).

@@ -58,6 +58,10 @@ struct EmbeddingTableOptions {
   // The initialiser's scale per key, when it differs by key (a collection's
   // tables); null: InitScale(init, rows) for every row.
   std::function<float(int64_t key)> init_scale_of_key;
+  // The key whose initial values row `key` takes, when it differs (a shard
+  // of a table split across ranks starts from the unsplit table's rows);
+  // null: the row's own key.
+  std::function<int64_t(int64_t key)> init_key_of_key;
   // kind and path (memory needs no path); create = a new table, every row
   // initialised (rocksdb: on first touch); otherwise an existing table (a
   // checkpoint) whose row layout must match. writable is implied; dtype,
@@ -149,6 +153,7 @@ class EmbeddingTable {
   // Reads reqs from the store, initialising absent rows in place.
   Status ReadOrInitialize(const std::vector<storage::RowRequest>& reqs);
   float ScaleOf(int64_t key) const;
+  int64_t InitKeyOf(int64_t key) const;
 
   struct Pending {
     std::vector<int64_t> keys;     // distinct, first-occurrence order

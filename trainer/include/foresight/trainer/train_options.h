@@ -202,6 +202,13 @@ struct TrainOptions {
   // cache_size, lookahead). Default: memory
   std::string table_store = "memory";
   // Where mmap, disk and rocksdb tables are created: table_dir above.
+  // On several ranks (mpirun -np N): how the tables are split between them,
+  // "row" (row id of every table to rank id % N: the load is even however
+  // many tables there are and however skewed their ids) or "table" (each
+  // table whole on one rank, largest first to the least-loaded rank; needs
+  // at least N tables). Each rank keeps its shard on its own table_store
+  // behind its own cache. One rank ignores it. Default: row
+  std::string sharding = "row";
 
   // --- Link prediction (task = link; trainer/src/link_*.cc). model is then
   // distmult, complex, transe or dot (shallow: one learnable row per entity

@@ -1,0 +1,251 @@
+// DLRM on several ranks with sharded tables: under `mpirun -np N`
+// (tests/trainer/CMakeLists.txt: 2 and 3 ranks, shared memory and TCP)
+// every rank trains the one-rank reference by itself (the single-process
+// communicator), then the same options across the N ranks, row-wise and
+// table-wise, on the memory store and on the disk store behind a small
+// cache, and compares: per-step losses within 1e-5 relative for the first
+// 50 steps, best validation and test AUC within 0.002. The training split
+// (8002 samples) leaves a last batch of two samples, so at 3 ranks one
+// rank gets an empty part of it. Then checkpoints: every rank saves its
+// shard, export joins the shards into the one-rank run's tables, a run
+// resumed on the same ranks equals the uninterrupted one bit for bit, and
+// a resume on another rank count is refused. Run as one
+// process (the discovered test) the world path is the one-rank path.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "foresight/core/communicator.h"
+#include "foresight/core/thread_pool.h"
+#include "foresight/datasets/clicks.h"
+#include "foresight/kernels/ops.h"
+#include "foresight/storage/npy.h"
+#include "foresight/trainer/inference.h"
+#include "foresight/trainer/trainer.h"
+#include "testing/testing.h"
+
+namespace foresight::trainer {
+namespace {
+
+struct TrainedRun {
+  std::vector<double> losses;
+  TrainSummary summary;
+  Status status;
+};
+
+TrainedRun TrainOn(const TrainOptions& o, Communicator* comm) {
+  TrainedRun run;
+  TrainCallbacks callbacks;
+  callbacks.on_batch = [&](int, int64_t, int64_t, double loss) { run.losses.push_back(loss); };
+  run.status = trainer::Train(o, callbacks, comm, &run.summary);
+  return run;
+}
+
+// A directory every rank of `comm` sees: rank 0's temporary one.
+class SharedDir {
+ public:
+  explicit SharedDir(Communicator* comm) : comm_(comm) {
+    Tensor name = Tensor::Zeros({512}, DType::kU8);
+    if (comm->rank() == 0) {
+      own_ = std::make_unique<testing::TempDir>();
+      std::memcpy(name.raw_data(), own_->path().data(), own_->path().size());
+    }
+    EXPECT_OK(comm->Broadcast(&name, 0));
+    path_ = reinterpret_cast<const char*>(name.raw_data());
+  }
+  ~SharedDir() { EXPECT_OK(comm_->Barrier()); }  // every rank is done with it before rank 0 removes it
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  Communicator* comm_;
+  std::unique_ptr<testing::TempDir> own_;
+  std::string path_;
+};
+
+class DlrmShardedTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    datasets::GenerateClicksOptions g;
+    g.output = dir_->File("clicks");
+    g.num_tables = 5;
+    g.rows = 300;
+    g.dim = 8;
+    g.num_samples = 10003;  // 8002 training samples
+    g.bag_sizes = {1, 2, 1, 3, 1};  // multi-hot bags: row-wise owners pool partial sums
+    g.zipf = 1.05;
+    g.seed = 3;
+    ThreadPool pool(1);
+    ASSERT_OK(datasets::GenerateClicks(g, CpuContext(0, &pool)));
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static TrainOptions Base() {
+    TrainOptions o;
+    o.dataset = dir_->File("clicks");
+    o.model = "dlrm";
+    o.bottom_mlp = {16, 8};
+    o.top_mlp = {16, 1};
+    o.embedding_dim = 8;
+    o.batch_size = 100;  // 80 full batches and one of two samples
+    o.epochs = 2;
+    o.eval_every = 40;
+    o.eval_batch_size = 200;
+    o.lr = 0.01f;
+    o.weight_decay = 0;
+    o.dropout = 0;  // masks are keyed by row position (refused on several ranks)
+    // SGD: unlike Adagrad and Adam, its update scales with the gradient, so
+    // a wrong weighting of a rank's part shows in the losses.
+    o.sparse_optimizer = "sgd";
+    o.sparse_lr = 0.5f;
+    o.seed = 11;
+    o.threads = 1;
+    o.progress = false;
+    o.table_dir = dir_->path();
+    return o;
+  }
+
+  static testing::TempDir* dir_;
+};
+
+testing::TempDir* DlrmShardedTest::dir_ = nullptr;
+
+TEST_F(DlrmShardedTest, RanksTrainTheModelOfOneRank) {
+  StatusOr<Communicator*> world = WorldCommunicator();
+  ASSERT_OK(world.status());
+  std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
+  const TrainedRun reference = TrainOn(Base(), single.get());
+  ASSERT_OK(reference.status);
+  ASSERT_GE(reference.losses.size(), 50u);
+  for (const char* sharding : {"row", "table"}) {
+    for (const char* store : {"memory", "disk"}) {
+      TrainOptions o = Base();
+      o.sharding = sharding;
+      o.table_store = store;
+      if (std::string(store) == "disk") {
+        kernels::EmbeddingRowLayout layout;
+        layout.dim = o.embedding_dim;
+        layout.optimizer = kernels::SparseOptimizer::kSgd;
+        o.cache_size = 5 * 300 * layout.row_bytes() / 10;  // a tenth of the rows
+        o.lookahead = 4;
+      }
+      const std::string what = std::string(sharding) + "-wise on " + store + ", " +
+                               std::to_string((*world)->size()) + " ranks";
+      const TrainedRun parallel = TrainOn(o, *world);
+      ASSERT_TRUE(parallel.status.ok()) << what << ": " << parallel.status.ToString();
+      ASSERT_EQ(parallel.losses.size(), reference.losses.size()) << what;
+      for (size_t i = 0; i < 50; ++i) {
+        const double want = reference.losses[i];
+        EXPECT_NEAR(parallel.losses[i], want, 1e-5 * std::abs(want)) << what << " step " << i;
+      }
+      EXPECT_NEAR(parallel.summary.best_val_auc, reference.summary.best_val_auc, 0.002) << what;
+      EXPECT_NEAR(parallel.summary.test_auc, reference.summary.test_auc, 0.002) << what;
+      EXPECT_EQ(parallel.summary.best_epoch, reference.summary.best_epoch) << what;
+      double worst = 0;
+      for (size_t i = 0; i < 50; ++i) {
+        worst = std::max(worst, std::abs(parallel.losses[i] - reference.losses[i]) / std::abs(reference.losses[i]));
+      }
+      std::printf("%s: largest relative loss difference in 50 steps %.3g; test AUC %.5f vs %.5f\n", what.c_str(),
+                  worst, parallel.summary.test_auc, reference.summary.test_auc);
+    }
+  }
+}
+
+TEST_F(DlrmShardedTest, ShardCheckpointsResumeOnTheSameRanks) {
+  StatusOr<Communicator*> world = WorldCommunicator();
+  ASSERT_OK(world.status());
+  const int ranks = (*world)->size();
+  SharedDir shared(*world);
+  TrainOptions o = Base();
+  o.table_store = "disk";
+  o.cache_size = 64 << 10;
+  o.lookahead = 4;
+  o.checkpoint_dir = shared.File("full");
+  const TrainedRun full = TrainOn(o, *world);
+  ASSERT_OK(full.status);
+  if ((*world)->rank() == 0) {
+    // export joins the shards into whole tables: the one-rank run's.
+    TrainOptions one = o;
+    one.checkpoint_dir = shared.File("single");
+    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
+    ASSERT_OK(TrainOn(one, single.get()).status);
+    InferenceOptions io;
+    io.dataset = o.dataset;
+    io.checkpoint_dir = o.checkpoint_dir;
+    ASSERT_OK(Export(io, shared.File("export_full")));
+    io.checkpoint_dir = one.checkpoint_dir;
+    ASSERT_OK(Export(io, shared.File("export_single")));
+    for (int k = 0; k < 5; ++k) {
+      const std::string name = "table_" + std::to_string(k) + ".npy";
+      ASSERT_OK_AND_ASSIGN(Tensor a, storage::LoadNpy(shared.File("export_single/" + name)));
+      ASSERT_OK_AND_ASSIGN(Tensor b, storage::LoadNpy(shared.File("export_full/" + name)));
+      ASSERT_EQ(ShapeToString(a.shape()), ShapeToString(b.shape())) << name;
+      double worst = 0;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        worst = std::max(worst, static_cast<double>(std::abs(a.data<float>()[i] - b.data<float>()[i])));
+      }
+      EXPECT_LE(worst, 1e-6) << name << " exported from " << ranks << " ranks' shards";
+      std::printf("%s from %d ranks' shards: largest difference from one rank's %.3g\n", name.c_str(), ranks, worst);
+    }
+  }
+
+  o.checkpoint_dir = shared.File("resumed");
+  o.epochs = 1;
+  const TrainedRun first = TrainOn(o, *world);
+  ASSERT_OK(first.status);
+  o.epochs = 2;
+  o.resume = true;
+  const TrainedRun second = TrainOn(o, *world);
+  ASSERT_OK(second.status);
+  ASSERT_EQ(first.losses.size() + second.losses.size(), full.losses.size());
+  for (size_t i = 0; i < second.losses.size(); ++i) {
+    EXPECT_EQ(second.losses[i], full.losses[first.losses.size() + i]) << "step " << first.losses.size() + i;
+  }
+  EXPECT_EQ(second.summary.best_val_auc, full.summary.best_val_auc);
+  EXPECT_EQ(second.summary.test_auc, full.summary.test_auc);
+  EXPECT_EQ(second.summary.test_logloss, full.summary.test_logloss);
+
+  if (ranks == 1) return;
+  // Another rank count: refused, naming the count it was written by.
+  if ((*world)->rank() == 0) {
+    o.epochs = 3;
+    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
+    const Status other = TrainOn(o, single.get()).status;
+    EXPECT_ERROR_CONTAINS(other, "written by " + std::to_string(ranks) + " ranks");
+    EXPECT_ERROR_CONTAINS(other, "mpirun -np " + std::to_string(ranks));
+  }
+  ASSERT_OK((*world)->Barrier());
+  // A one-rank checkpoint is refused on several ranks.
+  o.checkpoint_dir = shared.File("one");
+  o.epochs = 1;
+  o.resume = false;
+  if ((*world)->rank() == 0) {
+    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
+    ASSERT_OK(TrainOn(o, single.get()).status);
+  }
+  ASSERT_OK((*world)->Barrier());
+  o.epochs = 2;
+  o.resume = true;
+  EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "written by 1 rank");
+}
+
+TEST_F(DlrmShardedTest, RefusesWhatRanksCannotReproduce) {
+  StatusOr<Communicator*> world = WorldCommunicator();
+  ASSERT_OK(world.status());
+  TrainOptions o = Base();
+  o.dropout = 0.1f;
+  o.epochs = 1;
+  TrainSummary summary;
+  if ((*world)->size() == 1) {
+    // One rank reproduces itself: the dropout several ranks refuse trains.
+    EXPECT_OK(trainer::Train(o, TrainCallbacks(), *world, &summary));
+    return;
+  }
+  EXPECT_ERROR_CONTAINS(trainer::Train(o, TrainCallbacks(), *world, &summary), "--dropout 0");
+}
+
+}  // namespace
+}  // namespace foresight::trainer
