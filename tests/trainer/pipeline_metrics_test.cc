@@ -41,6 +41,13 @@ TEST_F(PipelineMetricsTest, EpochLinesCarryCacheIoAndStageTimes) {
     EXPECT_GT(bytes_read, 0) << "disk reads every miss";
     EXPECT_EQ(bytes_read % 4096, 0) << "O_DIRECT reads whole aligned blocks";
     EXPECT_EQ(j["bytes_written"].get<int64_t>(), 0) << "node features are read-only";
+    // Reads issued: at most one per missed row (coalescing only merges),
+    // each moving whole 4 KiB blocks.
+    const int64_t reads = j["reads_issued"].get<int64_t>(), misses = j["cache_misses"].get<int64_t>();
+    EXPECT_GT(reads, 0);
+    EXPECT_LE(reads, misses);
+    EXPECT_GE(bytes_read, reads * 4096);
+    EXPECT_DOUBLE_EQ(j["rows_per_read"].get<double>(), static_cast<double>(misses) / static_cast<double>(reads));
     ASSERT_TRUE(j["stages"].is_object());
     std::set<std::string> seen;
     for (auto it = j["stages"].begin(); it != j["stages"].end(); ++it) {
@@ -54,6 +61,7 @@ TEST_F(PipelineMetricsTest, EpochLinesCarryCacheIoAndStageTimes) {
   // The summary's history has the same counters as the file.
   ASSERT_EQ(s.history.size(), 3u);
   EXPECT_EQ(s.history[0].bytes_read, lines[0]["bytes_read"].get<int64_t>());
+  EXPECT_EQ(s.history[1].reads_issued, lines[1]["reads_issued"].get<int64_t>());
   EXPECT_EQ(s.history[2].cache_hits, lines[2]["cache_hits"].get<int64_t>());
 }
 
@@ -81,6 +89,33 @@ TEST_F(PipelineMetricsTest, CountersFollowTheCache) {
       EXPECT_EQ(h[e].cache_hits, h[e].rows_requested) << policy << ", epoch " << e + 1;
     }
   }
+}
+
+// Page companions (64-byte rows, 64 to a 4 KiB page): the same losses bit
+// for bit, fewer reads issued and more rows served by each.
+TEST_F(PipelineMetricsTest, PageCompanionsServeMoreRowsPerReadForTheSameLosses) {
+  TrainOptions o = Options();
+  o.feature_store = "disk";
+  o.cache_size = kPipelineFeatureBytes / 4;
+  o.page_companions = "off";
+  const std::vector<EpochMetrics> off = TrainHistory(o);
+  o.page_companions = "on";
+  const std::vector<EpochMetrics> on = TrainHistory(o);
+  ASSERT_EQ(off.size(), 3u);
+  ASSERT_EQ(on.size(), 3u);
+  int64_t reads_off = 0, reads_on = 0;
+  for (size_t e = 0; e < on.size(); ++e) {
+    EXPECT_EQ(on[e].loss, off[e].loss) << "epoch " << e + 1;
+    EXPECT_EQ(on[e].train_acc, off[e].train_acc) << "epoch " << e + 1;
+    EXPECT_EQ(on[e].rows_requested, off[e].rows_requested);
+    reads_off += off[e].reads_issued;
+    reads_on += on[e].reads_issued;
+  }
+  EXPECT_GT(reads_off, 0);
+  EXPECT_LT(reads_on, reads_off);
+  o.page_companions = "sometimes";
+  TrainSummary s;
+  EXPECT_ERROR_CONTAINS(Train(o, &s), "page_companions: 'sometimes' is not one of on, off");
 }
 
 TEST_F(PipelineMetricsTest, StagesAreReportedToObservers) {

@@ -170,6 +170,7 @@ LearnedNodeTable::Io LearnedNodeTable::io() {
   const storage::RowStoreStats st = table->store()->stats();
   out.bytes_read = st.bytes_read;
   out.bytes_written = st.bytes_written;
+  out.reads = st.device_reads;
   return out;
 }
 

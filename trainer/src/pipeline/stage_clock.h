@@ -36,6 +36,9 @@ struct BatchIo {
   int64_t misses = 0;          // rows this batch read from the store
   int64_t bytes_read = 0;      // store device bytes (after alignment)
   int64_t bytes_written = 0;
+  // Store I/O operations issued for the reads (after coalescing: one op
+  // may serve several rows); 0 for memory and mmap stores (copies).
+  int64_t reads = 0;
 
   void Add(const BatchIo& o) {
     rows_requested += o.rows_requested;
@@ -43,6 +46,7 @@ struct BatchIo {
     misses += o.misses;
     bytes_read += o.bytes_read;
     bytes_written += o.bytes_written;
+    reads += o.reads;
   }
 };
 
