@@ -171,6 +171,7 @@ LearnedNodeTable::Io LearnedNodeTable::io() {
   out.bytes_read = st.bytes_read;
   out.bytes_written = st.bytes_written;
   out.reads = st.device_reads;
+  out.rows_read = st.read_requests;
   return out;
 }
 

@@ -176,6 +176,7 @@ class MiniBatchRunner : public EpochRunner {
     m->bytes_read = account.io.bytes_read;
     m->bytes_written = account.io.bytes_written;
     m->reads_issued = account.io.reads;
+    m->rows_read = account.io.rows_read;
     if (learned != nullptr && !state_.input->dense.defined()) {
       // learned:DIM alone: the table's rows are the features read, through its cache.
       const LearnedNodeTable::Io now = learned->io();
@@ -185,6 +186,7 @@ class MiniBatchRunner : public EpochRunner {
       m->rows_requested = now.rows_requested - learned_before.rows_requested;
       m->bytes_read = now.bytes_read - learned_before.bytes_read;
       m->reads_issued = now.reads - learned_before.reads;
+      m->rows_read = now.rows_read - learned_before.rows_read;
       m->bytes_written = now.bytes_written - learned_before.bytes_written;
     }
     m->stages = StagesOf(account);
