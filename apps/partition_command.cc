@@ -53,6 +53,9 @@ class PartitionCommand : public Command {
     if (options_.method != "metis" && options_.method != "stream") {
       return InvalidArgument("--method must be metis or stream, got \"" + options_.method + "\"");
     }
+    if (options_.node_order != "none" && options_.node_order != "degree" && options_.node_order != "bfs") {
+      return InvalidArgument("--node-order must be none, degree or bfs, got \"" + options_.node_order + "\"");
+    }
     return Status::OK();
   }
 
