@@ -42,6 +42,10 @@ size_t RegionBuffer(const RenumberOptions& o, size_t parts) {
   return std::max<size_t>(size_t{4096}, o.write_buffer_bytes / std::max<size_t>(parts, 1));
 }
 
+// A ScatterWriter holds its buffer and, while writing, a merged copy of up
+// to the same size: half the write budget each.
+size_t ScatterBuffer(const RenumberOptions& o) { return std::max<size_t>(size_t{4096}, o.write_buffer_bytes / 2); }
+
 // Runs of rows [i, j) of a chunk whose new ids are consecutive (rows
 // placed by a node order): visit(i, j) for each, in chunk order.
 template <typename Visit>
@@ -70,7 +74,7 @@ Status ScatterNodeRows(const std::function<Status(int64_t, int64_t, void*)>& rea
   const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(o.read_chunk_bytes / row_bytes));
   std::vector<char> buf(static_cast<size_t>(std::min(chunk_rows, n)) * row_bytes);
   if (placed != nullptr) {
-    ScatterWriter writer(out.get(), o.write_buffer_bytes);
+    ScatterWriter writer(out.get(), ScatterBuffer(o));
     for (int64_t first = 0; first < n; first += chunk_rows) {
       const int64_t count = std::min(chunk_rows, n - first);
       FS_RETURN_IF_ERROR(read(first, count, buf.data()));
@@ -134,7 +138,7 @@ Status WriteIndices(const SourceDataset& src, const std::vector<int32_t>& part,
     begin[p] = static_cast<uint64_t>(new_indptr[static_cast<size_t>(offsets[p])]) * sizeof(T);
   }
   RegionWriter writer(out.get(), std::move(begin), RegionBuffer(o, parts));
-  ScatterWriter scatter(out.get(), o.write_buffer_bytes);
+  ScatterWriter scatter(out.get(), placed ? ScatterBuffer(o) : 0);
   CsrChunkReader reader(src, ChunkEdgesFor(src, o.read_chunk_bytes));
   const int64_t* indptr = src.indptr.data();
   const int32_t* pt = part.data();
