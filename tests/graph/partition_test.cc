@@ -546,6 +546,15 @@ TEST(PartitionTest, NodeOrdersRelabelInsidePartitions) {
   std::printf("median in-neighbour span: none %lld, degree %lld, bfs %lld\n", static_cast<long long>(spread["none"]),
               static_cast<long long>(spread["degree"]), static_cast<long long>(spread["bfs"]));
   EXPECT_LT(2 * spread["bfs"], spread["none"]) << spread["bfs"] << " vs " << spread["none"];
+  // bfs holds the neighbour lists: a budget without room for them is
+  // refused up front, pointing at the order that needs less.
+  PartitionOptions tight = Opts(2, "stream", tmp.File("tight"));
+  tight.node_order = "bfs";
+  tight.memory_budget_bytes = CurrentRssBytes() + (64 << 10);
+  auto refused = PartitionDataset(CpuContext(), in, tight);
+  EXPECT_ERROR_CONTAINS(refused, "--node-order bfs needs an estimated", "--node-order degree needs 16 bytes a node");
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("tight")));
   PartitionOptions bad = Opts(2, "stream", tmp.File("bad"));
   bad.node_order = "rcm";
   EXPECT_ERROR_CONTAINS(PartitionDataset(CpuContext(), in, bad), "--node-order must be none, degree or bfs, got \"rcm\"");
