@@ -54,6 +54,13 @@ class GenerateGraphCommand : public Command {
     app->add_flag("--undirected", o.undirected, "Add v -> u for every u -> v");
     app->add_option("--feature-dtype", o.feature_dtype, "Stored feature type (default: f32)")
         ->type_name("f32|f16");
+    app->add_option("--task", o.task,
+                    "link: also split the edges into link-prediction triples (every node an entity) "
+                    "(default: node)")
+        ->type_name("node|link");
+    app->add_option("--edge-split", edge_split_,
+                    "--task link: train,val,test fractions of the edges (default: 0.9,0.05,0.05)")
+        ->type_name("A,B,C");
     app->add_option("--edge-list", edge_list_,
                     "Also write the edges as a text edge list ('src dst' lines; gzip when FILE ends in .gz), "
                     "the input `preprocess --format edgelist` reads")
@@ -63,6 +70,10 @@ class GenerateGraphCommand : public Command {
 
   Status Prepare() override {
     if (no_multi_edges_) options_.keep_multi_edges = false;
+    if (!edge_split_.empty()) {
+      if (options_.task != "link") return InvalidArgument("--edge-split applies to --task link");
+      FS_ASSIGN_OR_RETURN(options_.edge_split, ParseNumberList(edge_split_, 3, "--edge-split"));
+    }
     if (!rmat_.empty()) {
       FS_ASSIGN_OR_RETURN(std::vector<double> abc, ParseNumberList(rmat_, 3, "--rmat"));
       options_.rmat_a = abc[0];
@@ -99,6 +110,7 @@ class GenerateGraphCommand : public Command {
   datasets::GenerateGraphOptions options_;
   std::string rmat_;
   std::string edge_list_;
+  std::string edge_split_;
   bool no_multi_edges_ = false;
   DatasetToolFlags tool_flags_;
 };

@@ -1,8 +1,11 @@
 // `foresight train DATASET [flags] [--config FILE]`: every TrainKey is a
 // flag; flags given explicitly override the config file.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <deque>
 
 #include "command.h"
@@ -57,9 +60,13 @@ class TrainCommand : public Command {
                     "YAML (.yaml/.yml), JSON (.json) or TOML (.toml) file of these options")
         ->type_name("FILE");
     app->add_flag("--plan-only", plan_only_,
-                  "Print the memory plan of mini-batch GNN training (each item, whether it scales with the graph "
-                  "or the batch, the cache the --memory-budget leaves) and the smallest --memory-budget the run "
-                  "accepts, then exit without training");
+                  "Print the memory plan of mini-batch GNN training or shallow link prediction (each item, "
+                  "whether it scales with the graph or the batch, the cache the --memory-budget leaves) and the "
+                  "smallest --memory-budget the run accepts, then exit without training");
+    app->add_option("--step-losses", step_losses_,
+                    "--task link: write every training step's loss to FILE, one 'epoch batch loss' line "
+                    "(the loss with 17 significant digits: runs compare bit for bit)")
+        ->type_name("FILE");
     const TrainOptions defaults;
     for (const TrainKey& key : TrainKeys()) {
       if (std::string(key.name) == "dataset") continue;  // the positional
@@ -92,6 +99,9 @@ class TrainCommand : public Command {
       return InvalidArgument("DATASET is required (as the first argument or `dataset` in --config)");
     }
     FS_RETURN_IF_ERROR(WithFlagNames(options_.Validate()));
+    if (!step_losses_.empty() && options_.task != "link") {
+      return InvalidArgument("--step-losses applies to --task link");
+    }
     return WithFlagNames(trainer::CheckTrainDevice(options_));
   }
 
@@ -108,7 +118,21 @@ class TrainCommand : public Command {
     // no info or warning logs, no result line (the metrics file has it).
     if (!options_.progress && GetLogLevel() < LogLevel::kError) SetLogLevel(LogLevel::kError);
     trainer::TrainSummary summary;
-    const Status trained = trainer::Train(options_, trainer::TrainCallbacks(), world, &summary);
+    trainer::TrainCallbacks callbacks;
+    std::unique_ptr<FILE, int (*)(FILE*)> losses(nullptr, &std::fclose);
+    if (!step_losses_.empty() && world->rank() == 0 && !options_.plan_only) {
+      losses.reset(std::fopen(step_losses_.c_str(), "w"));
+      if (losses == nullptr) {
+        return IoError("--step-losses: cannot create " + step_losses_ + ": " + std::strerror(errno));
+      }
+      callbacks.on_batch = [&losses](int epoch, int64_t batch, int64_t, double loss) {
+        std::fprintf(losses.get(), "%d %lld %.17g\n", epoch, static_cast<long long>(batch), loss);
+      };
+    }
+    const Status trained = trainer::Train(options_, callbacks, world, &summary);
+    if (losses != nullptr && (std::fflush(losses.get()) != 0 || std::ferror(losses.get()) != 0)) {
+      return IoError("--step-losses: cannot write " + step_losses_ + ": " + std::strerror(errno));
+    }
     // One rank's error ends every rank now (the others would wait for it
     // in their next collective).
     if (!trained.ok() && world->size() > 1) world->Abort(trained.ToString(), 1);
@@ -154,6 +178,7 @@ class TrainCommand : public Command {
   std::string dataset_;
   std::string config_;
   bool plan_only_ = false;
+  std::string step_losses_;
   std::deque<Flag> flags_;  // a deque keeps the bound storage in place
   TrainOptions options_;
 };

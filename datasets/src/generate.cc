@@ -10,6 +10,7 @@
 #include "foresight/core/rng.h"
 #include "foresight/graph/csr_builder.h"
 #include "foresight/storage/dataset.h"
+#include "edge_split.h"
 #include "permutation.h"
 
 namespace foresight::datasets {
@@ -172,6 +173,10 @@ Status Validate(const GenerateGraphOptions& o) {
   if (o.feature_dtype != "f32" && o.feature_dtype != "f16") {
     return InvalidArgument("generate graph: --feature-dtype must be f32 or f16");
   }
+  if (o.task != "node" && o.task != "link") {
+    return InvalidArgument("generate graph: --task must be node or link, got '" + o.task + "'");
+  }
+  if (o.task == "link") FS_RETURN_IF_ERROR(internal::CheckEdgeSplit(o.edge_split));
   return Status::OK();
 }
 
@@ -227,6 +232,12 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
   }
   FS_RETURN_IF_ERROR(builder->Finish(n, writer->StagingPath(storage::kIndptrFile),
                                      writer->StagingPath(storage::kIndicesFile)));
+  storage::LinkLayout link;
+  int64_t graph_edges = builder->stats().num_edges;
+  if (o.task == "link") {
+    FS_RETURN_IF_ERROR(
+        internal::SplitEdgesForLink(writer.get(), n, o.undirected, o.edge_split, o.seed, &link, &graph_edges));
+  }
 
   // Features in row blocks.
   const int64_t f = o.feature_dim;
@@ -303,7 +314,8 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
   storage::DatasetManifest& man = writer->manifest();
   man.name = o.name;
   man.num_nodes = n;
-  man.num_edges = st.num_edges;
+  man.num_edges = graph_edges;
+  if (o.task == "link") man.link = link.ToJson();
   man.feature_dim = f;
   man.feature_dtype = half ? DType::kF16 : DType::kF32;
   man.num_classes = o.num_classes;
@@ -321,6 +333,10 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
        {{"edges", st.num_edges}, {"self_loops_dropped", st.self_loops_dropped},
         {"duplicates_dropped", st.duplicates_dropped}, {"train", split_counts[0]}, {"val", split_counts[1]},
         {"test", split_counts[2]}, {"intra_community_edges", intra}}}};
+  if (o.task == "link") {
+    man.source["params"]["task"] = o.task;
+    man.source["params"]["edge_split"] = o.edge_split;
+  }
   FS_RETURN_IF_ERROR(writer->Commit());
   if (report != nullptr) {
     report->num_nodes = n;

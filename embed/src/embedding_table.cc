@@ -341,10 +341,22 @@ Status EmbeddingTable::Flush() {
     // A batch read ahead is in flight but has not computed: its rows are
     // current, and flushing them is right.
     FS_ASSIGN_OR_RETURN(std::vector<cache::SlotKey> dirty, planner_->TakeDirty(/*unwritten_in_flight=*/next_ != nullptr));
+    // Written in chunks of consecutive keys: a store's submission keeps
+    // per-request state (the disk store about 80 bytes a row), which for
+    // every slot of a large cache would be a spike of its own beside the
+    // slots; in key order a chunk still merges neighbouring rows into one
+    // extent as a single submission would.
+    constexpr size_t kFlushChunk = 65536;
+    std::sort(dirty.begin(), dirty.end(),
+              [](const cache::SlotKey& a, const cache::SlotKey& b) { return a.key < b.key; });
     std::vector<storage::RowRequest> writes;
-    writes.reserve(dirty.size());
-    for (const cache::SlotKey& sk : dirty) writes.push_back({sk.key, ArenaRow(sk.slot)});
-    if (!writes.empty()) FS_RETURN_IF_ERROR(store_->Write(writes));
+    for (size_t b = 0; b < dirty.size(); b += kFlushChunk) {
+      writes.clear();
+      for (size_t i = b; i < std::min(dirty.size(), b + kFlushChunk); ++i) {
+        writes.push_back({dirty[i].key, ArenaRow(dirty[i].slot)});
+      }
+      FS_RETURN_IF_ERROR(store_->Write(writes));
+    }
   }
   return store_->Flush();
 }

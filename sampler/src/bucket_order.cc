@@ -60,8 +60,17 @@ class Buffer {
 
 int64_t BucketLoadsLowerBound(int p, int c) {
   if (c >= p) return p;
+  // Pair counting: the first c loads cover c (c - 1) / 2 pairs, each later
+  // one at most c - 1.
   const int64_t pairs = static_cast<int64_t>(p) * (p - 1) / 2 - static_cast<int64_t>(c) * (c - 1) / 2;
-  return c + (pairs + c - 2) / (c - 1);
+  const int64_t by_pairs = c + (pairs + c - 2) / (c - 1);
+  // Partitions loaded once: each is resident over one interval of the plan,
+  // and every two of them must be resident together, so their intervals
+  // meet pairwise and hence all share a point (Helly's theorem on a line),
+  // where at most c are resident. So at most c partitions load once and the
+  // other p - c load at least twice.
+  const int64_t by_single_loads = 2 * static_cast<int64_t>(p) - c;
+  return std::max(by_pairs, by_single_loads);
 }
 
 StatusOr<BucketPlan> PlanBuckets(int p, int c, uint64_t seed, int64_t epoch) {

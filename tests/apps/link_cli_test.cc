@@ -1,7 +1,11 @@
 // End-to-end: `foresight preprocess --format triples` and `foresight train
 // --task link` as a user runs them: WN18RR's counts (skipped when
 // ../shared/datasets lacks it), a small graph trained with a config file,
-// its metrics and export, and bad input named by file and line.
+// its metrics and export, bad input named by file and line, and a
+// generated graph's link triples trained from the disk store under
+// --memory-budget (--plan-only, the refusal naming the smallest budget,
+// --step-losses equal to the memory store's).
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -83,6 +87,40 @@ TEST(LinkCli, BadInputIsNamedByFileAndLine) {
   r = testing::RunForesight("train " + Quote(dir.File("kg")) + " --task link --model gat --eval-negatives 5");
   EXPECT_EQ(r.code, 2);  // a usage error
   EXPECT_NE(r.err.find("ranks against every entity"), std::string::npos) << r.err;
+}
+
+TEST(LinkCli, GeneratedGraphUnderAMemoryBudget) {
+  testing::TempDir dir;
+  Result r = testing::RunForesight("generate graph --nodes 100000 --edges 20000 --features 0 --classes 2 --seed 2 "
+                                   "--task link --edge-split 0.9,0.05,0.05 --output " + Quote(dir.File("g")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json manifest = nlohmann::json::parse(testing::ReadFile(dir.File("g/manifest.json")));
+  EXPECT_EQ(manifest["num_nodes"], 100000);  // every node an entity, isolated ones too
+  EXPECT_TRUE(manifest.contains("link")) << manifest.dump();
+  const std::string train = "train " + Quote(dir.File("g")) +
+                            " --task link --model distmult --embedding-dim 8 --sparse-optimizer sgd --batch-size 512 "
+                            "--negatives 16 --negative-chunk 128 --epochs 1 --eval-negatives 100 --threads 1 "
+                            "--lookahead 4 --quiet";
+  const std::string disk = " --table-store disk --table-dir " + Quote(dir.path());
+  r = testing::RunForesight(train + disk + " --plan-only");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* item : {"memory plan of", "triples (mapped)", "cache index", "scales with the batch",
+                           "smallest --memory-budget this run accepts"}) {
+    EXPECT_NE(r.out.find(item), std::string::npos) << item << " in\n" << r.out;
+  }
+  r = testing::RunForesight(train + disk + " --memory-budget 20M");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("the smallest --memory-budget that works is"), std::string::npos) << r.err;
+  r = testing::RunForesight(train + disk + " --memory-budget 1G --step-losses " + Quote(dir.File("disk.txt")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = testing::RunForesight(train + " --step-losses " + Quote(dir.File("memory.txt")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string losses = testing::ReadFile(dir.File("memory.txt"));
+  EXPECT_GT(std::count(losses.begin(), losses.end(), '\n'), 30);  // about 0.9 x 20000 / 512 steps
+  EXPECT_EQ(testing::ReadFile(dir.File("disk.txt")), losses);
+  r = testing::RunForesight("train " + Quote(dir.File("g")) + " --node-features degree --epochs 1 --step-losses x");
+  EXPECT_EQ(r.code, 2);  // a usage error
+  EXPECT_NE(r.err.find("--step-losses applies to --task link"), std::string::npos) << r.err;
 }
 
 }  // namespace

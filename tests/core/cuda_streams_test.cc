@@ -3,6 +3,8 @@
 // a host stand-in. The GPU behaviour is in cuda_streams_gpu_test.cc.
 #include "foresight/core/cuda_streams.h"
 
+#include "foresight/core/cuda_available.h"
+
 #include "testing/testing.h"
 
 namespace foresight {
@@ -22,6 +24,28 @@ TEST(CudaStreams, WithoutAGpuEveryCallSaysWhy) {
   char a = 1, b = 0;
   EXPECT_ERROR_CONTAINS(CopyAsync(&b, &a, 1, Device::Cuda(0), kCopySlot), why);
   EXPECT_ERROR_CONTAINS(StreamEvent::Create(Device::Cuda(0)), why);
+}
+
+// Why no GPU: the build, the driver library (dlerror's words), the runtime
+// or an empty device list, never a bare "0 GPUs".
+TEST(CudaStreams, CudaAvailableSaysWhyNot) {
+  if (CudaDeviceCount() > 0) {
+    EXPECT_OK(CudaAvailable());
+    return;
+  }
+  const Status s = CudaAvailable();
+  ASSERT_FALSE(s.ok());
+  if (!CudaCompiledIn()) {
+    EXPECT_ERROR_CONTAINS(s, "has no CUDA device");
+  } else if (s.message().find("libcuda.so.1") != std::string::npos) {
+    EXPECT_ERROR_CONTAINS(s, "libcuda.so.1 could not be loaded: ", "libcuda.so.1: ");  // dlerror names the file
+  } else {
+    EXPECT_TRUE(s.message().find("cudaGetDeviceCount failed: ") != std::string::npos ||
+                s.message().find("reports no GPU") != std::string::npos)
+        << s.message();
+  }
+  // The allocator's refusal carries the reason.
+  if (CudaCompiledIn()) EXPECT_ERROR_CONTAINS(CudaStreamFor(Device::Cuda(0), kCopySlot), s.message());
 }
 
 TEST(CudaStreams, CpuHasNoStreams) {

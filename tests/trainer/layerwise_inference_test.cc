@@ -179,7 +179,7 @@ TEST_P(LayerwiseInferenceTest, SameBitsInRamOnDiskAndWithNeededRowsOnly) {
   const std::vector<Tensor> groups = {Ids({5, 200}), Ids(big)};
   ASSERT_OK_AND_ASSIGN(std::vector<LayerRows> needed, NeededRows(f.ctx, f.graph, 3, {Ids({5, 200})}));
   ASSERT_FALSE(needed[1].all);
-  ASSERT_LT(needed[1].ids.numel(), kNodes);
+  ASSERT_LT(needed[1].count(kNodes), kNodes);
 
   for (int64_t chunk : {7, 64}) {
     ASSERT_OK_AND_ASSIGN(LayerwiseOutputs want_all, Reference(f.ctx, *model, f.sampler, f.features, chunk, {}));
@@ -221,7 +221,7 @@ TEST_P(LayerwiseInferenceTest, SameBitsInRamOnDiskAndWithNeededRowsOnly) {
 // destinations (at most 32 + 2 sources by the chunking bound) is cut at
 // every hub, and a hub is a chunk of its own. Same bits as the reference,
 // which chunks by count only.
-TEST_P(LayerwiseInferenceTest, HubsCutChunksWithoutChangingBits) {
+TEST_P(LayerwiseInferenceTest, HubsCutChunksWithoutChangingResults) {
   Fixture f;
   std::vector<int64_t> indptr{0};
   std::vector<int32_t> indices;
@@ -249,8 +249,13 @@ TEST_P(LayerwiseInferenceTest, HubsCutChunksWithoutChangingBits) {
     LayerwiseOutputs got;
     ASSERT_OK(LayerwiseInference(f.ctx, *model, sampler, whole, *store, chunk, groups, /*want_embeddings=*/true,
                                  false, InferenceMemory(), &got));
-    EXPECT_TRUE(Bitwise(got.logits[0], want.logits[0]));
-    EXPECT_TRUE(Bitwise(got.embeddings, want.embeddings));
+    // Another chunk size puts rows at other positions of each layer's GEMM
+    // calls, and some OpenBLAS kernels round a row by its position (seen on
+    // a Xeon for the groups' logits of both models and GAT's embeddings):
+    // float rounding, not bits. A chunk that loses or repeats in-edges of a
+    // hub is far outside it.
+    EXPECT_TRUE(CloseToRounding(got.logits[0], want.logits[0]));
+    EXPECT_TRUE(CloseToRounding(got.embeddings, want.embeddings));
   }
 }
 
@@ -393,14 +398,17 @@ TEST(NeededRowsTest, OutputsAndTheirInNeighboursLayerByLayer) {
   ASSERT_OK_AND_ASSIGN(std::vector<LayerRows> rows, NeededRows(CpuContext(), g, 4, {Ids({0}), Ids({5})}));
   ASSERT_EQ(rows.size(), 3u);
   auto ids = [](const LayerRows& r) {
-    return std::vector<int64_t>(r.ids.data<int64_t>(), r.ids.data<int64_t>() + r.ids.numel());
+    std::vector<int64_t> out(static_cast<size_t>(r.count(6)));
+    r.Ids(0, r.count(6), out.data());
+    return out;
   };
   EXPECT_EQ(ids(rows[2]), (std::vector<int64_t>{0, 1, 5}));
   EXPECT_EQ(ids(rows[1]), (std::vector<int64_t>{0, 1, 2, 5}));
   EXPECT_EQ(ids(rows[0]), (std::vector<int64_t>{0, 1, 2, 3, 5}));
-  EXPECT_EQ(rows[0].rank.data<int64_t>()[3], 3);
-  EXPECT_EQ(rows[0].rank.data<int64_t>()[5], 4);
-  EXPECT_EQ(rows[0].rank.data<int64_t>()[4], -1);
+  EXPECT_EQ(rows[0].Rank(3), 3);
+  EXPECT_EQ(rows[0].Rank(5), 4);
+  EXPECT_FALSE(rows[0].Has(4));
+  EXPECT_TRUE(rows[0].Has(5));
   // Covering every node makes a layer, and those below it, `all`.
   ASSERT_OK_AND_ASSIGN(rows, NeededRows(CpuContext(), g, 6, {Ids({0, 5})}));
   EXPECT_FALSE(rows[4].all);
@@ -408,6 +416,56 @@ TEST(NeededRowsTest, OutputsAndTheirInNeighboursLayerByLayer) {
   EXPECT_TRUE(rows[1].all);
   ASSERT_OK_AND_ASSIGN(rows, NeededRows(CpuContext(), g, 3, {}));
   EXPECT_TRUE(rows[0].all && rows[1].all);
+}
+
+// The set's positions and ids against a plain list, on a graph spanning
+// many 512-node blocks, some of them empty, and at every range boundary.
+TEST(NeededRowsTest, RankAndIdsMatchAPlainList) {
+  const int64_t n = 5000;
+  // Node v's only in-neighbour is v + 1 (a path), so the 2-hop set of the
+  // outputs is each output and the two nodes after it.
+  std::vector<int64_t> indptr(n + 1), indices;
+  for (int64_t v = 0; v < n; ++v) {
+    indptr[v] = static_cast<int64_t>(indices.size());
+    if (v + 1 < n) indices.push_back(v + 1);
+  }
+  indptr[n] = static_cast<int64_t>(indices.size());
+  kernels::Csr g;
+  g.num_src = n;
+  g.indptr = Ids(indptr);
+  g.indices = Ids(indices);
+  std::vector<int64_t> outputs;
+  for (int64_t v = 0; v < n; v += (v % 3 == 0 ? 7 : 61)) {
+    if (v < 1500 || v > 2700) outputs.push_back(v);  // blocks 3 and 4 stay empty
+  }
+  outputs.push_back(n - 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<LayerRows> rows, NeededRows(CpuContext(), g, 3, {Ids(outputs)}));
+  std::vector<bool> want(n, false);
+  for (int64_t v : outputs) {
+    for (int64_t k = 0; k <= 2 && v + k < n; ++k) want[static_cast<size_t>(v + k)] = true;
+  }
+  std::vector<int64_t> list;
+  for (int64_t v = 0; v < n; ++v) {
+    if (want[static_cast<size_t>(v)]) list.push_back(v);
+  }
+  const LayerRows& r = rows[0];
+  ASSERT_FALSE(r.all);
+  ASSERT_EQ(r.count(n), static_cast<int64_t>(list.size()));
+  int64_t below = 0;
+  for (int64_t v = 0; v < n; ++v) {
+    ASSERT_EQ(r.Has(v), want[static_cast<size_t>(v)]) << v;
+    ASSERT_EQ(r.Rank(v), below) << v;
+    below += want[static_cast<size_t>(v)] ? 1 : 0;
+  }
+  const int64_t count = r.count(n);
+  for (int64_t begin : {int64_t{0}, int64_t{1}, int64_t{63}, int64_t{64}, int64_t{200}, count / 2, count - 1}) {
+    for (int64_t len : {int64_t{0}, int64_t{1}, int64_t{65}, int64_t{600}, count}) {
+      const int64_t end = std::min(count, begin + len);
+      std::vector<int64_t> got(static_cast<size_t>(end - begin));
+      r.Ids(begin, end, got.data());
+      EXPECT_EQ(got, std::vector<int64_t>(list.begin() + begin, list.begin() + end)) << begin << ".." << end;
+    }
+  }
 }
 
 }  // namespace

@@ -145,6 +145,31 @@ TEST_F(LinkGnnTrainerTest, DenseOptimizerAndLrTrainTheEncoder) {
   EXPECT_NE(adam.back(), sgd.back());
 }
 
+TEST_F(LinkGnnTrainerTest, SparseOptimizerTrainsDistMultRelationRows) {
+  // DistMult's relation rows train with --sparse-optimizer / --sparse-lr,
+  // as the shallow models' rows do (one-hot input: no other rows use them):
+  // another sparse rate gives another trajectory with distmult and the same
+  // one with dot, which has no relation rows; the dense --lr still moves
+  // only the encoder (the first step's loss is the same either way).
+  TrainOptions o = Options("sage");
+  o.epochs = 1;
+  o.link_decoder = "distmult";
+  const std::vector<double> base = Losses(o);
+  o.sparse_lr = 0.5f;
+  const std::vector<double> faster = Losses(o);
+  ASSERT_EQ(base.size(), faster.size());
+  ASSERT_GT(base.size(), 1u);
+  EXPECT_EQ(base[0], faster[0]);
+  EXPECT_NE(base.back(), faster.back());
+  o.sparse_optimizer = "sgd";
+  EXPECT_NE(Losses(o).back(), faster.back());
+  o = Options("sage");
+  o.epochs = 1;
+  const std::vector<double> dot = Losses(o);
+  o.sparse_lr = 0.5f;
+  EXPECT_EQ(Losses(o), dot);
+}
+
 TEST_F(LinkGnnTrainerTest, DegreeFeaturesAndLogisticLossTrain) {
   TrainOptions o = Options("sage");
   o.node_features = "degree";

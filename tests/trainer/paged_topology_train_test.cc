@@ -1,7 +1,8 @@
 // Training with --topology paged (the sampler gives back the CSR pages of
 // each batch) gives the same losses and accuracies, bit for bit, as the
-// mapped CSR for the same seed, with any feature store; the memory plan
-// then counts the topology per batch, not per graph; the option is checked.
+// mapped CSR for the same seed, with any feature store (the labels and
+// split ids are paged with it); the memory plan then counts the topology
+// and the label pages per batch, not per graph; the option is checked.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -64,8 +65,25 @@ TEST_F(PagedTopologyTrainTest, MemoryPlanCountsPagesPerBatch) {
   EXPECT_EQ(scale_of(paged, "topology"), "missing") << paged.Describe();
   EXPECT_EQ(scale_of(paged, "topology pages"), internal::MemoryScaleName(internal::MemoryScale::kBatch))
       << paged.Describe();
-  EXPECT_EQ(scale_of(paged, "labels and split ids"), internal::MemoryScaleName(internal::MemoryScale::kGraph))
+  // Labels and split ids are paged too: the copies the orders and
+  // evaluation keep scale with the graph, the label pages with the batch.
+  EXPECT_EQ(scale_of(paged, "labels and split ids"), "missing") << paged.Describe();
+  EXPECT_EQ(scale_of(paged, "training and evaluation ids, evaluation labels"),
+            internal::MemoryScaleName(internal::MemoryScale::kGraph))
       << paged.Describe();
+  EXPECT_EQ(scale_of(paged, "label pages"), internal::MemoryScaleName(internal::MemoryScale::kBatch))
+      << paged.Describe();
+  auto bytes_of = [](const internal::MemoryEstimate& e, const std::string& name) {
+    for (const internal::MemoryItem& i : e.items) {
+      if (i.name == name) return i.bytes;
+    }
+    return int64_t{-1};
+  };
+  const int64_t eval_rows = d->val_ids().numel() + d->test_ids().numel();
+  EXPECT_EQ(bytes_of(paged, "training and evaluation ids, evaluation labels"),
+            d->train_ids().numel() * 8 + eval_rows * 16);
+  // One batch's label pages, at most the whole array (this small graph's).
+  EXPECT_EQ(bytes_of(paged, "label pages"), static_cast<int64_t>(d->labels().nbytes()));
   // The pages term grows with the batch, capped by the whole CSR (which
   // this small graph's batches of 32 reach).
   const int64_t csr = static_cast<int64_t>(d->indptr().nbytes() + d->indices().nbytes());

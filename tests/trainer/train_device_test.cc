@@ -21,6 +21,9 @@ TEST(TrainDevice, EachReasonForRefusingCuda) {
   s = DecideTrainDevice("cuda:0", true, 0);
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_ERROR_CONTAINS(s, "no GPU is visible", "--device cpu");
+  // Why, when the probe said (CudaAvailable(): the driver library's dlerror).
+  s = DecideTrainDevice("cuda", true, 0, "libcuda.so.1 could not be loaded: no such file");
+  EXPECT_ERROR_CONTAINS(s, "no GPU is visible (libcuda.so.1 could not be loaded: no such file)", "--device cpu");
   EXPECT_ERROR_CONTAINS(DecideTrainDevice("cuda:2", true, 2), "cuda:2", "2 GPU(s) are visible (cuda:0 to cuda:1)");
   EXPECT_ERROR_CONTAINS(DecideTrainDevice("cuda:1", true, 1), "1 GPU(s) are visible (cuda:0)");
   // A visible GPU: the kernels have CUDA versions, the trainer does not use them yet.

@@ -3,13 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "foresight/cache/cache_planner.h"
 
 namespace foresight::trainer::internal {
-
-bool DlrmUsesWindowIndex(const TrainOptions& o) {
-  return o.cache_policy == "lookahead" && (o.table_store != "memory" || o.cache_size != 0);
-}
 
 int64_t DlrmWindowKeys(const TrainOptions& o, const storage::ClicksDataset& d) {
   int64_t ids_per_sample = 0;
@@ -33,21 +28,7 @@ MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
   add("dataset", dataset);
   // Values, gradients and up to two optimizer moments.
   add("dense model", 4 * 4 * in.parameters);
-  // A memory store holds every row; an mmap store's touched pages count.
-  if (o.table_store == "memory" || o.table_store == "mmap") add("tables", in.table_rows * in.row_bytes);
-  // The disk store's bounce buffers: io_depth extents of up to 256 KiB
-  // (storage::RowStoreOptions::max_coalesce_bytes).
-  if (o.table_store == "disk") add("disk store buffers", static_cast<int64_t>(o.io_depth) * (256 << 10));
-  // The planner's index: lookahead's map of the window's keys (its slots'
-  // entries are charged with the slots), lru's and static's per-key arrays
-  // (8 bytes a row).
-  if (DlrmUsesWindowIndex(o)) {
-    cache::CacheConfig c;
-    c.window_index_keys = DlrmWindowKeys(o, d);
-    add("cache index", cache::LookaheadIndexBytes(c) + 64 * 32);  // + the rounding of a map made for more keys
-  } else if (o.table_store != "memory" || o.cache_size != 0) {
-    add("cache index", in.table_rows * 8);
-  }
+  AddTableStoreItems(o, in.table_rows, in.row_bytes, DlrmWindowKeys(o, d), &e);
   const int64_t batch = std::max(o.batch_size, o.eval_batch_size);
   // The window's batches and the one read ahead of it: ids (i64), their
   // keys and inverse in the table's queue, offsets, dense features and
@@ -68,20 +49,11 @@ MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
 }
 
 StatusOr<int64_t> PlanDlrmCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate, int64_t row_bytes) {
-  const std::string advice = "raise --memory-budget, or lower --batch-size or --lookahead" +
-                             (options.table_store == "disk" || options.table_store == "rocksdb"
-                                  ? std::string()
-                                  : std::string(" or use --table-store disk"));
-  if (!DlrmUsesWindowIndex(options)) return PlanCacheBytesWithin(options, estimate, "table cache", advice);
-  if (options.cache_size >= 0) {
-    // The given cache's slots add their index entries to the estimate.
-    MemoryEstimate with_slots = estimate;
-    with_slots.items.push_back({"cache index of the slots", options.cache_size / row_bytes * kWindowIndexBytesPerSlot});
-    return PlanCacheBytesWithin(options, with_slots, "table cache", advice);
-  }
-  FS_ASSIGN_OR_RETURN(const int64_t left, PlanCacheBytesWithin(options, estimate, "table cache", advice));
-  // What is left pays for each slot's row and its index entries.
-  return left / (row_bytes + kWindowIndexBytesPerSlot) * row_bytes;
+  return PlanTableCacheBytes(options, estimate, row_bytes,
+                             "lower --batch-size or --lookahead" +
+                                 (options.table_store == "disk" || options.table_store == "rocksdb"
+                                      ? std::string()
+                                      : std::string(", or use --table-store disk")));
 }
 
 }  // namespace foresight::trainer::internal

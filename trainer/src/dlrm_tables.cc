@@ -77,7 +77,7 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
   mi.row_bytes = layout.row_bytes();
   const MemoryEstimate estimate = EstimateDlrmMemory(mi);
   FS_ASSIGN_OR_RETURN(out.cache_bytes, PlanDlrmCacheBytes(o, estimate, mi.row_bytes));
-  if (DlrmUsesWindowIndex(o)) eo.cache.window_index_keys = out.cache_bytes / mi.row_bytes + DlrmWindowKeys(o, data);
+  if (TableUsesWindowIndex(o)) eo.cache.window_index_keys = out.cache_bytes / mi.row_bytes + DlrmWindowKeys(o, data);
   if (o.memory_budget > 0) {
     FS_LOG(INFO) << "memory plan: " << estimate.Describe() << "; table cache " << FormatBytes(out.cache_bytes);
   }

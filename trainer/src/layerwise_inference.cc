@@ -99,11 +99,27 @@ Status WholeGraphInference(const ExecContext& ctx, GnnModel& model, GraphBlock& 
 
 // ---- chunked ----
 
-// Where a layer reads its input rows: `store`, at key rank[u] for node u
-// when the layer below kept only some rows, else at key u.
+// Where a layer reads its input rows: `store`, at key rows->Rank(u) for
+// node u when the layer below kept only some rows, else at key u.
 struct LayerInput {
   RowStore* store = nullptr;
-  const int64_t* rank = nullptr;
+  const LayerRows* rows = nullptr;
+};
+
+// A layer's destinations: nodes 0..n-1 (neither set), an id list (i32/i64),
+// or the set a LayerRows keeps.
+struct Destinations {
+  const Tensor* ids = nullptr;
+  const LayerRows* rows = nullptr;
+
+  // The ids at positions [begin, end): a view of `ids`, else i64 made here.
+  Tensor Slice(int64_t begin, int64_t end) const {
+    if (ids != nullptr) return ids->Slice(0, begin, end);
+    if (rows == nullptr) return IdRange(begin, end);
+    Tensor out = Tensor::Empty({end - begin}, DType::kI64);
+    rows->Ids(begin, end, out.data<int64_t>());
+    return out;
+  }
 };
 
 // One chunk of destinations: its block, its sources' global ids, and their
@@ -131,12 +147,12 @@ class LayerRunner {
       : ctx_(ctx), model_(model), sampler_(sampler), gcn_degrees_(std::move(gcn_degrees)),
         chunk_size_(chunk_size) {}
 
-  // Layer `layer` for the n_dst destinations `dst` (i32/i64 ids; undefined:
-  // nodes 0..n_dst-1), reading `in`. sink(begin, end, y) receives the rows
-  // of destinations [begin, end) of `dst` (y f32 [end - begin, out]); y
-  // stays valid as long as the sink keeps it.
+  // Layer `layer` for the n_dst destinations `dst`, reading `in`.
+  // sink(begin, end, y) receives the rows of destinations [begin, end) of
+  // `dst` (y f32 [end - begin, out]); y stays valid as long as the sink
+  // keeps it.
   template <typename Sink>
-  Status Run(int layer, const LayerInput& in, const Tensor& dst, int64_t n_dst, Sink&& sink) {
+  Status Run(int layer, const LayerInput& in, const Destinations& dst, int64_t n_dst, Sink&& sink) {
     CutChunks(dst, n_dst);
     const int64_t num_chunks = static_cast<int64_t>(bounds_.size()) - 1;
     if (num_chunks <= 0) return Status::OK();
@@ -182,17 +198,17 @@ class LayerRunner {
     Status status_;
   };
 
-  Status Load(const LayerInput& in, const Tensor& dst, int64_t n_dst, int64_t k, Chunk* c) {
+  Status Load(const LayerInput& in, const Destinations& dst, int64_t n_dst, int64_t k, Chunk* c) {
     FS_RETURN_IF_ERROR(Prepare(in, dst, n_dst, k, c));
     return c->read.Wait();
   }
 
   // Builds chunk k's block and submits the read of its sources' rows.
   // Runs on a pool task: its loops run inline there.
-  Status Prepare(const LayerInput& in, const Tensor& dst, int64_t n_dst, int64_t k, Chunk* c) {
+  Status Prepare(const LayerInput& in, const Destinations& dst, int64_t n_dst, int64_t k, Chunk* c) {
     c->begin = bounds_[static_cast<size_t>(k)];
     c->end = bounds_[static_cast<size_t>(k) + 1];
-    const Tensor ids = dst.defined() ? dst.Slice(0, c->begin, c->end) : IdRange(c->begin, c->end);
+    const Tensor ids = dst.Slice(c->begin, c->end);
     FS_RETURN_IF_ERROR(sampler_.FullNeighborBlock(ctx_, ids, &c->csr, &c->src_nodes));
     const int64_t n_src = c->src_nodes.numel();
     RowStore& store = *in.store;
@@ -205,13 +221,13 @@ class LayerRunner {
     c->rows = c->buffer.Slice(0, 0, n_src);
     c->reqs.resize(static_cast<size_t>(n_src));
     const int64_t* src = c->src_nodes.data<int64_t>();
-    const int64_t* rank = in.rank;
+    const LayerRows* below = in.rows;
     char* base = static_cast<char*>(c->rows.raw_data());
     const int64_t rb = store.row_bytes();
     RowRequest* reqs = c->reqs.data();
     ctx_.pool->ParallelFor(n_src, 16384, [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        reqs[i].key = rank != nullptr ? rank[src[i]] : src[i];
+        reqs[i].key = below != nullptr ? below->Rank(src[i]) : src[i];
         reqs[i].data = base + i * rb;
       }
     });
@@ -254,19 +270,18 @@ class LayerRunner {
   // destinations each, and no more in-edges than
   // kChunkSourcesPerDestination * chunk_size_ unless one destination has
   // more alone. Depends only on the graph and the ids, never on threads.
-  void CutChunks(const Tensor& dst, int64_t n_dst) {
+  void CutChunks(const Destinations& dst, int64_t n_dst) {
     bounds_.assign(1, 0);
     const int64_t* indptr = sampler_.graph().indptr.data<int64_t>();
     const int64_t max_edges = kChunkSourcesPerDestination * chunk_size_;
-    const bool i32 = dst.defined() && dst.dtype() == DType::kI32;
-    const void* ids = dst.defined() ? dst.raw_data() : nullptr;
-    const int64_t stride = dst.defined() ? dst.stride(0) : 1;
+    // The ids a piece at a time: a set's are made, not stored.
+    constexpr int64_t kPiece = 1 << 16;
+    Tensor piece;
     int64_t edges = 0;
     for (int64_t i = 0; i < n_dst; ++i) {
-      const int64_t at = i * stride;
-      const int64_t v = ids == nullptr ? i
-                        : i32          ? static_cast<const int32_t*>(ids)[at]
-                                       : static_cast<const int64_t*>(ids)[at];
+      if (i % kPiece == 0) piece = dst.Slice(i, std::min(n_dst, i + kPiece));
+      const int64_t at = (i % kPiece) * piece.stride(0);
+      const int64_t v = piece.dtype() == DType::kI32 ? piece.data<int32_t>()[at] : piece.data<int64_t>()[at];
       const int64_t degree = indptr[v + 1] - indptr[v];
       const int64_t begin = bounds_.back();
       if (i > begin && (i - begin == chunk_size_ || edges + degree > max_edges)) {
@@ -362,25 +377,25 @@ Status LayerwiseInference(const ExecContext& ctx, GnnModel& model, sampler::Neig
     FS_ASSIGN_OR_RETURN(std::unique_ptr<ScratchRows> next,
                         ScratchRows::Create(count, width, in_ram, memory.scratch_dir));
     StoreSink sink(next->store());
-    FS_RETURN_IF_ERROR(runner.Run(l, in, rows.all ? Tensor() : rows.ids, count, sink));
+    FS_RETURN_IF_ERROR(runner.Run(l, in, Destinations{nullptr, rows.all ? nullptr : &rows}, count, sink));
     FS_RETURN_IF_ERROR(sink.Finish());
     if (is_embeddings) out->embeddings = next->tensor();
     held = std::move(next);  // the layer below is no longer needed
-    in = LayerInput{&held->store(), rows.all ? nullptr : rows.rank.data<int64_t>()};
+    in = LayerInput{&held->store(), rows.all ? nullptr : &rows};
   }
 
   const int64_t classes = model.LayerOutputDim(last);
-  auto run_last = [&](const Tensor& ids, int64_t count) -> Status {
+  auto run_last = [&](const Tensor* ids, int64_t count) -> Status {
     Tensor logits = Tensor::Empty({count, classes}, DType::kF32);
-    FS_RETURN_IF_ERROR(runner.Run(last, in, ids, count, [&](int64_t begin, int64_t end, const Tensor& y) {
+    FS_RETURN_IF_ERROR(runner.Run(last, in, Destinations{ids, nullptr}, count, [&](int64_t begin, int64_t end, const Tensor& y) {
       Tensor rows = logits.Slice(0, begin, end);
       return rows.CopyFrom(y);
     }));
     out->logits.push_back(logits);
     return Status::OK();
   };
-  if (output_groups.empty()) return run_last(Tensor(), n);
-  for (const Tensor& ids : output_groups) FS_RETURN_IF_ERROR(run_last(ids, ids.numel()));
+  if (output_groups.empty()) return run_last(nullptr, n);
+  for (const Tensor& ids : output_groups) FS_RETURN_IF_ERROR(run_last(&ids, ids.numel()));
   return Status::OK();
 }
 

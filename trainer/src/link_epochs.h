@@ -2,8 +2,9 @@
 // epoch, evaluate filtered MRR / Hits@k on the validation and test triples
 // every eval_epochs epochs, keep the test metrics of the best validation
 // MRR, stop early on patience, write the metrics file (one JSON line an
-// epoch and a final line) and export at the end. What trains is behind
-// LinkModel, so every link model writes the same metrics.
+// epoch and a final line), checkpoint and resume, and export at the end.
+// What trains is behind LinkModel, so every link model (shallow and GNN)
+// runs the same loop and writes the same metrics.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "foresight/core/tensor.h"
 #include "foresight/storage/link_triples.h"
 #include "foresight/trainer/trainer.h"
+#include "link_checkpoint.h"
 #include "link_eval.h"
 
 namespace foresight::trainer::internal {
@@ -36,26 +38,23 @@ class LinkModel {
   virtual Status Evaluate(const Tensor& triples, RankMetrics* out, uint64_t draw) = 0;
   // Writes the embeddings (and their names) to `dir`.
   virtual Status Export(const std::string& dir) = 0;
+  // Checkpoints (options.checkpoint_dir): Save writes every row and the
+  // step count beside `state`; Restore loads them so that the next epoch
+  // is state.epoch's. A model that does not write them returns
+  // Unimplemented (its options are refused before it trains).
+  virtual Status Restore(const std::string& dir, const LinkCheckpointState& state);
+  virtual Status Save(const std::string& dir, LinkCheckpointState* state);
 };
 
 // {prefix + "mrr", ... "hits1", "hits3", "hits10"}.
 nlohmann::json RankMetricsJson(const char* prefix, const RankMetrics& m);
 
-// One JSON object a line, each flushed as it is written.
-class LinkMetricsFile {
- public:
-  static StatusOr<std::unique_ptr<LinkMetricsFile>> Create(const std::string& path);
-  ~LinkMetricsFile();
-  Status Write(const nlohmann::json& j);
-
- private:
-  LinkMetricsFile(std::string path, FILE* f) : path_(std::move(path)), f_(f) {}
-  std::string path_;
-  FILE* f_;
-};
-
-// Runs options.epochs epochs of `model` on `triples` as described above and
-// fills `out` (best_epoch, best_val_mrr, test_mrr, test_hits10, history).
+// Runs epochs of `model` on `triples` as described above, up to
+// options.epochs, continuing from the checkpoint in options.checkpoint_dir
+// with options.resume (checkpoint after every epoch; the metrics file is
+// then made durable line by line, see MetricsWriter), and fills `out`
+// (epochs_completed, best_epoch, best_val_mrr, test_mrr, test_hits10, the
+// history of the epochs run by this call).
 Status RunLinkEpochs(const TrainOptions& options, const storage::LinkTriples& triples, LinkModel& model,
                      const TrainCallbacks& callbacks, TrainSummary* out);
 

@@ -4,9 +4,12 @@
 // over one sampled subgraph around all of them; the shared chunk loss
 // (link_loss.h) gives the gradient of every position's row, which one tape
 // node hands back to the encoder (through a row gather that sums the
-// gradients of repeated endpoints) and to the decoder's relation rows.
+// gradients of repeated endpoints); DistMult's relation rows take their
+// gradient with the sparse optimizer's fused update, as the shallow
+// models' rows do.
 #include "link_gnn_trainer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -104,6 +107,8 @@ class LinkGnnModel : public LinkModel {
     known_.Add(lt_.train());
     known_.Add(lt_.val());
     known_.Add(lt_.test());
+    filters_[0] = QueryFilter::Build(ctx_, known_, lt_.val(), {});
+    filters_[1] = QueryFilter::Build(ctx_, known_, lt_.test(), {});
     FS_ASSIGN_OR_RETURN(dataset_, storage::Dataset::Open(o_.dataset));
     FS_RETURN_IF_ERROR(CheckNoHeldOutEdges(*dataset_, lt_));
     graph_.indptr = dataset_->indptr();
@@ -125,13 +130,19 @@ class LinkGnnModel : public LinkModel {
     std::vector<autograd::Parameter*> params = encoder_->Parameters();
     if (scorer_.uses_relation()) {
       // DistMult's relation rows start at 1: the decoder starts as the dot
-      // product and learns each relation's weighting from there.
+      // product and learns each relation's weighting from there. They
+      // train with the sparse optimizer, as the shallow models' rows do,
+      // its state beside each row.
       const int64_t rows = std::max<int64_t>(lt_.num_relations(), 1) * (o_.reciprocal ? 2 : 1);
-      Tensor ones = Tensor::Empty({rows, o_.embedding_dim}, DType::kF32);
-      float* p = ones.data<float>();
-      for (int64_t i = 0; i < ones.numel(); ++i) p[i] = 1.0f;
-      relations_ = std::make_unique<autograd::Parameter>("decoder.relations", ones);
-      params.push_back(relations_.get());
+      relation_layout_.dim = o_.embedding_dim;
+      FS_ASSIGN_OR_RETURN(relation_layout_.optimizer, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
+      relation_rows_ = Tensor::Zeros({rows, relation_layout_.row_width()}, DType::kF32);
+      for (int64_t i = 0; i < rows; ++i) {
+        float* row = relation_rows_.data<float>() + i * relation_layout_.row_width();
+        for (int64_t k = 0; k < o_.embedding_dim; ++k) row[k] = 1.0f;
+      }
+      relation_config_.kind = relation_layout_.optimizer;
+      relation_config_.lr = o_.sparse_lr;
     }
     autograd::OptimizerOptions oo;
     oo.kind = o_.optimizer;
@@ -176,7 +187,7 @@ class LinkGnnModel : public LinkModel {
     return Status::OK();
   }
 
-  Status Evaluate(const Tensor& triples, RankMetrics* out, uint64_t /*draw*/) override {
+  Status Evaluate(const Tensor& triples, RankMetrics* out, uint64_t draw) override {
     auto rows_of = [](const Tensor* table, int64_t dim) {
       return [table, dim](const std::vector<int64_t>& keys, float* out) -> Status {
         for (size_t i = 0; i < keys.size(); ++i) {
@@ -186,9 +197,20 @@ class LinkGnnModel : public LinkModel {
         return Status::OK();
       };
     };
-    const Tensor* relations = relations_ != nullptr ? &relations_->value() : &embeddings_;  // dot reads none
-    return EvaluateRanking(ctx_, scorer_, rows_of(&embeddings_, o_.embedding_dim),
-                           rows_of(relations, o_.embedding_dim), lt_.num_entities(), triples, known_, {}, out,
+    const int64_t width = relation_layout_.row_width();
+    const EmbeddingReader relations = [this, width](const std::vector<int64_t>& keys, float* out) -> Status {
+      if (!relation_rows_.defined()) {  // dot: no relation rows, and its scores read none
+        std::fill(out, out + static_cast<int64_t>(keys.size()) * o_.embedding_dim, 0.0f);
+        return Status::OK();
+      }
+      for (size_t i = 0; i < keys.size(); ++i) {
+        std::memcpy(out + static_cast<int64_t>(i) * o_.embedding_dim,
+                    relation_rows_.data<float>() + keys[i] * width, sizeof(float) * o_.embedding_dim);
+      }
+      return Status::OK();
+    };
+    return EvaluateRanking(ctx_, scorer_, rows_of(&embeddings_, o_.embedding_dim), relations,
+                           lt_.num_entities(), triples, filters_[draw], {}, out,
                            o_.reciprocal ? lt_.num_relations() : 0);
   }
 
@@ -196,8 +218,14 @@ class LinkGnnModel : public LinkModel {
     std::filesystem::create_directories(dir);
     if (!embeddings_.defined()) FS_RETURN_IF_ERROR(BeginEvaluation());
     FS_RETURN_IF_ERROR(storage::SaveNpy(dir + "/entity_embeddings.npy", embeddings_));
-    if (relations_ != nullptr) {
-      FS_RETURN_IF_ERROR(storage::SaveNpy(dir + "/relation_embeddings.npy", relations_->value()));
+    if (relation_rows_.defined()) {
+      const int64_t rows = relation_rows_.size(0), d = o_.embedding_dim;
+      Tensor emb = Tensor::Empty({rows, d}, DType::kF32);
+      for (int64_t i = 0; i < rows; ++i) {
+        std::memcpy(emb.data<float>() + i * d, relation_rows_.data<float>() + i * relation_layout_.row_width(),
+                    sizeof(float) * d);
+      }
+      FS_RETURN_IF_ERROR(storage::SaveNpy(dir + "/relation_embeddings.npy", emb));
     }
     const Tensor& ids = dataset_->original_ids();
     if (!ids.defined()) return storage::SaveNpy(dir + "/entity_ids.npy", IdRange(0, lt_.num_entities()));
@@ -242,11 +270,11 @@ class LinkGnnModel : public LinkModel {
     FS_ASSIGN_OR_RETURN(Var e, autograd::GatherRows(tape, h, positions));  // [K, d]
 
     Tensor r = Tensor::Zeros({KR, d}, DType::kF32);
-    if (relations_ != nullptr) {
-      const float* rel = relations_->value().data<float>();
+    if (relation_rows_.defined()) {
+      const int64_t width = relation_layout_.row_width();
       for (int64_t i = 0; i < KR; ++i) {
-        std::memcpy(r.data<float>() + i * d, rel + b.relation_keys[static_cast<size_t>(i)] * d,
-                    sizeof(float) * d);
+        const float* row = relation_rows_.data<float>() + b.relation_keys[static_cast<size_t>(i)] * width;
+        std::memcpy(r.data<float>() + i * d, row, sizeof(float) * d);
       }
     }
     Tensor de = Tensor::Zeros({K, d}, DType::kF32), dr = Tensor::Zeros({KR, d}, DType::kF32);
@@ -255,38 +283,32 @@ class LinkGnnModel : public LinkModel {
     *loss = l;
 
     // The loss as a tape node: its backward hands de to the gathered rows
-    // and dr to the relation rows they came from (summed in key order).
+    // (the loss is the root: its gradient is 1, so dr is the relation
+    // rows' gradient as it stands).
     Tensor value = Tensor::Empty({1}, DType::kF32);
     value.data<float>()[0] = static_cast<float>(l);
-    std::vector<Var> inputs = {e};
-    if (relations_ != nullptr) inputs.push_back(relations_->var());
-    autograd::Parameter* relations = relations_.get();
-    std::vector<int64_t> relation_keys = b.relation_keys;
-    Var loss_var = tape.RecordGrad(
-        inputs, value,
-        [e, de, dr, relations, relation_keys, d](const ExecContext& ctx, const Tensor& grad_out) -> Status {
-          const float g = grad_out.data<float>()[0];
-          Tensor scaled = de;
-          if (g != 1.0f) {
-            scaled = de.Clone();
-            float* p = scaled.data<float>();
-            for (int64_t i = 0; i < scaled.numel(); ++i) p[i] *= g;
-          }
-          FS_RETURN_IF_ERROR(e.AccumulateGrad(ctx, scaled));
-          if (relations != nullptr) {
-            FS_ASSIGN_OR_RETURN(Tensor grad, relations->var().MutableGrad());
-            float* gr = grad.data<float>();
-            const float* src = dr.data<float>();
-            for (size_t i = 0; i < relation_keys.size(); ++i) {
-              float* row = gr + relation_keys[i] * d;
-              for (int64_t k = 0; k < d; ++k) row[k] += g * src[static_cast<int64_t>(i) * d + k];
-            }
-          }
-          return Status::OK();
-        });
+    Var loss_var = tape.RecordGrad({e}, value, [e, de](const ExecContext& ctx, const Tensor& grad_out) -> Status {
+      const float g = grad_out.data<float>()[0];
+      Tensor scaled = de;
+      if (g != 1.0f) {
+        scaled = de.Clone();
+        float* p = scaled.data<float>();
+        for (int64_t i = 0; i < scaled.numel(); ++i) p[i] *= g;
+      }
+      return e.AccumulateGrad(ctx, scaled);
+    });
     optimizer_->ZeroGrad();
     FS_RETURN_IF_ERROR(tape.Backward(loss_var));
-    return optimizer_->Step(ctx_);
+    FS_RETURN_IF_ERROR(optimizer_->Step(ctx_));
+    if (!relation_rows_.defined()) return Status::OK();
+    // The relation rows' fused sparse update: one row per position, the
+    // gradients of a repeated relation summed in a fixed order.
+    Tensor ids = Tensor::Empty({KR}, DType::kI64), offsets = Tensor::Empty({KR + 1}, DType::kI64);
+    for (int64_t i = 0; i < KR; ++i) ids.data<int64_t>()[i] = b.relation_keys[static_cast<size_t>(i)];
+    for (int64_t i = 0; i <= KR; ++i) offsets.data<int64_t>()[i] = i;
+    relation_config_.step = ++relation_steps_;
+    return kernels::EmbeddingBagBackwardUpdate(ctx_, relation_layout_, relation_config_, Tensor(), ids, offsets,
+                                               Tensor(), kernels::Pooling::kSum, dr, &relation_rows_);
   }
 
   // Layer 0's input rows for `nodes` on `tape`.
@@ -309,6 +331,7 @@ class LinkGnnModel : public LinkModel {
   LinkScorer scorer_;
   LinkBatcher batcher_;
   KnownTriples known_;
+  QueryFilter filters_[2];  // validation, test
   std::unique_ptr<storage::Dataset> dataset_;
   kernels::Csr graph_;
   GraphBlock whole_graph_;
@@ -317,7 +340,12 @@ class LinkGnnModel : public LinkModel {
   Tensor dense_;  // the dataset's dense rows as f32 (file, degree, file+learned)
   std::unique_ptr<TempDir> table_dir_;
   std::unique_ptr<GnnModel> encoder_;
-  std::unique_ptr<autograd::Parameter> relations_;  // distmult: [R, d] (2R reciprocal)
+  // distmult: [R (2R reciprocal), row_width]: each relation's row and its
+  // sparse optimizer state.
+  kernels::EmbeddingRowLayout relation_layout_;
+  Tensor relation_rows_;
+  kernels::SparseOptimizerConfig relation_config_;
+  int64_t relation_steps_ = 0;
   std::unique_ptr<autograd::Optimizer> optimizer_;
   std::vector<int64_t> position_;  // node -> its row among a step's seeds, -1 between steps
   Tensor embeddings_;              // every node's output row, from the last evaluation

@@ -111,8 +111,13 @@ Status TrainOptions::ValidateLink() const {
   if (topology != "mapped") {
     return Unimplemented("topology: " + topology + " is not built for task link yet (mapped only)");
   }
-  if (memory_budget > 0) {
-    return Unimplemented("memory_budget: task link sizes its cache from cache_size only (give cache_size)");
+  if (gnn && (memory_budget > 0 || plan_only)) {
+    // The plan (link_memory_plan.h) counts the shallow models' items only.
+    return Unimplemented(std::string(plan_only ? "plan_only" : "memory_budget") + ": the memory plan of task link "
+                         "covers the shallow models (distmult, complex, transe, dot), not a " + model + " encoder");
+  }
+  if (memory_budget < 0) {
+    return InvalidArgument("memory_budget: must be >= 0 bytes (0 = none), got " + std::to_string(memory_budget));
   }
   if (table_store == "memory" && cache_size > 0) {
     return InvalidArgument("cache_size: the memory embedding store reads its own rows; a cache applies to "

@@ -1,5 +1,7 @@
-// TrainLink (link_trainer.h): the epoch loop of shallow link prediction.
-// A step: acquire the batch's entity rows (positives and the chunks'
+// TrainLink (link_trainer.h): shallow link prediction as a LinkModel run
+// by RunLinkEpochs (link_epochs.h), the epoch loop every link model shares.
+// Open plans the memory (link_memory_plan.h) and sizes the entity cache
+// from it. A step: acquire the batch's entity rows (positives and the chunks'
 // negatives, planned W batches ahead by the lookahead cache) and relation
 // rows, copy the embeddings out, score each chunk and side with one GEMM,
 // backpropagate the loss and regulariser into per-position gradients, then
@@ -15,27 +17,28 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "foresight/core/logging.h"
-#include "foresight/core/stopwatch.h"
+#include "foresight/core/process_memory.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/embed/embedding_table.h"
 #include "foresight/kernels/ops.h"
 #include "foresight/storage/dataset.h"
 #include "foresight/storage/link_triples.h"
 #include "foresight/storage/npy.h"
-#include "checkpoint_lock.h"
 #include "link_batches.h"
 #include "link_checkpoint.h"
-#include "metrics_writer.h"
 #include "temp_dir.h"
 #include "link_epochs.h"
 #include "link_eval.h"
 #include "link_loss.h"
+#include "link_memory_plan.h"
 #include "link_scorer.h"
+#include "table_memory_plan.h"
 
 namespace foresight::trainer::internal {
 namespace {
@@ -66,15 +69,23 @@ Status UpdateRows(const ExecContext& ctx, const embed::EmbeddingTable& table,
                                              kernels::Pooling::kSum, grad, &b->rows);
 }
 
-class LinkTrainer {
+class LinkTrainer : public LinkModel {
  public:
   LinkTrainer(const TrainOptions& o, const ExecContext& ctx, const storage::LinkTriples& lt, LinkScorer scorer)
       : o_(o), ctx_(ctx), lt_(lt), scorer_(scorer), batcher_(lt, o), known_(lt.num_relations()) {}
 
-  Status Open() {
+  // Plans the memory (the splits' filters first: their bytes are
+  // measured), then opens the tables with the cache the plan leaves; with
+  // plan_only, writes the plan to `plan_out` and opens nothing.
+  Status Open(int64_t baseline_rss, TrainSummary* plan_out) {
     known_.Add(lt_.train());
     known_.Add(lt_.val());
     known_.Add(lt_.test());
+    for (int split = 0; split < 2; ++split) {
+      SplitEvaluation& s = eval_[split];
+      s.candidates = SampleCandidates(o_.seed, static_cast<uint64_t>(split), lt_.num_entities(), o_.eval_negatives);
+      s.filter = QueryFilter::Build(ctx_, known_, split == 0 ? lt_.val() : lt_.test(), s.candidates);
+    }
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingTableOptions eo;
     eo.rows = lt_.num_entities();
@@ -84,8 +95,29 @@ class LinkTrainer {
     eo.init.scale = o_.init_scale;
     eo.store.create = true;
     eo.cache.lookahead = o_.lookahead;
-    eo.cache.capacity_bytes = o_.cache_size > 0 ? o_.cache_size : 0;
     eo.cache.policy = o_.cache_policy == "lru" ? cache::Policy::kLru : cache::Policy::kLookahead;
+    kernels::EmbeddingRowLayout layout;
+    layout.dim = eo.dim;
+    layout.optimizer = opt;
+    const int64_t relation_rows = std::max<int64_t>(lt_.num_relations(), 1) * (o_.reciprocal ? 2 : 1);
+    LinkMemoryInputs mi;
+    mi.triples = &lt_;
+    mi.options = &o_;
+    mi.baseline_bytes = baseline_rss;
+    mi.row_bytes = layout.row_bytes();
+    mi.relation_rows = relation_rows;
+    mi.evaluation_bytes = eval_[0].bytes() + eval_[1].bytes();
+    const MemoryEstimate estimate = EstimateLinkMemory(mi);
+    if (o_.plan_only) return WritePlan(estimate, mi.row_bytes, plan_out);
+    FS_ASSIGN_OR_RETURN(const int64_t cache_bytes,
+                        PlanLinkCacheBytes(o_, estimate, mi.row_bytes, lt_.num_entities()));
+    if (o_.memory_budget > 0) {
+      FS_LOG(INFO) << "memory plan: " << estimate.Describe() << "; entity cache " << FormatBytes(cache_bytes);
+    }
+    eo.cache.capacity_bytes = cache_bytes;
+    if (o_.table_store != "memory" && TableUsesWindowIndex(o_)) {
+      eo.cache.window_index_keys = cache_bytes / mi.row_bytes + LinkWindowKeys(o_, lt_.train().size(0));
+    }
     if (o_.table_store == "disk") {
       FS_ASSIGN_OR_RETURN(scratch_, TempDir::Create(o_.table_dir, "foresight-link-"));
 
@@ -95,7 +127,7 @@ class LinkTrainer {
     }
     FS_ASSIGN_OR_RETURN(entities_, embed::EmbeddingTable::Open(eo));
     embed::EmbeddingTableOptions ro = eo;
-    ro.rows = std::max<int64_t>(lt_.num_relations(), 1) * (o_.reciprocal ? 2 : 1);
+    ro.rows = relation_rows;
     ro.init.seed = Mix64(o_.seed ^ kRelationSeedStream);
     ro.store = storage::RowStoreOptions();
     ro.store.create = true;
@@ -113,6 +145,29 @@ class LinkTrainer {
     return Status::OK();
   }
 
+  // --plan-only: the itemised plan, the cache a given budget leaves, and
+  // the smallest budget the run accepts.
+  Status WritePlan(const MemoryEstimate& e, int64_t row_bytes, TrainSummary* out) {
+    if (out == nullptr) return Internal("plan_only: no summary to write the plan to");
+    const bool memory = o_.table_store == "memory";
+    out->minimum_budget_bytes = memory ? MinimumBudget(e, 0) : TableMinimumBudget(o_, e, row_bytes);
+    std::string text = "memory plan of " + o_.dataset + " (" + std::to_string(lt_.num_entities()) + " entities, " +
+                       std::to_string(o_.batch_size) + " triples a batch, " + std::to_string(o_.negatives) +
+                       " negatives a chunk side, " + std::to_string(o_.lookahead) + " batches of lookahead, " +
+                       o_.table_store + " entity store, rows of " + FormatBytes(row_bytes) + "):\n" +
+                       e.Table("entity cache");
+    if (o_.memory_budget > 0 && !memory) {
+      StatusOr<int64_t> cache = PlanLinkCacheBytes(o_, e, row_bytes, lt_.num_entities());
+      text += "entity cache under --memory-budget " + FormatBytes(o_.memory_budget) + ": " +
+              (cache.ok() ? FormatBytes(*cache) + " (" + std::to_string(*cache / row_bytes) + " rows)"
+                          : std::string("none (below the minimum)")) +
+              "\n";
+    }
+    text += "smallest --memory-budget this run accepts: " + FormatBytes(out->minimum_budget_bytes) + "\n";
+    out->memory_plan = text;
+    return Status::OK();
+  }
+
   int64_t batches_per_epoch() const { return batcher_.batches_per_epoch(); }
   int64_t steps() const { return step_; }
 
@@ -120,7 +175,7 @@ class LinkTrainer {
   // rows go into the stores before any batch is planned, and the next batch
   // is the first of epoch state.epoch (batches and negatives are functions
   // of seed, epoch and index, so nothing else needs restoring).
-  Status Restore(const std::string& dir, const LinkCheckpointState& state) {
+  Status Restore(const std::string& dir, const LinkCheckpointState& state) override {
     if (state.entity_rows != entities_->rows() || state.relation_rows != relations_->rows() ||
         state.row_width != entities_->layout().row_width()) {
       return FailedPrecondition("resume: the checkpoint in " + dir + " holds " + std::to_string(state.entity_rows) +
@@ -135,13 +190,14 @@ class LinkTrainer {
     return Status::OK();
   }
 
-  Status Save(const std::string& dir, LinkCheckpointState* state) {
+  Status Save(const std::string& dir, LinkCheckpointState* state) override {
     state->steps = step_;
     return SaveLinkCheckpoint(dir, entities_.get(), relations_.get(), state);
   }
 
   // Trains one epoch's batches; sets the mean loss and the cache counters.
-  Status TrainEpoch(int epoch, const TrainCallbacks& callbacks, double* loss, int64_t* hits, int64_t* misses) {
+  Status TrainEpoch(int epoch, const TrainCallbacks& callbacks, double* loss, int64_t* hits,
+                    int64_t* misses) override {
     double sum = 0.0;
     *hits = *misses = 0;
     const int64_t n = batcher_.batches_per_epoch();
@@ -165,7 +221,8 @@ class LinkTrainer {
     return Status::OK();
   }
 
-  Status Evaluate(const Tensor& triples, RankMetrics* out, uint64_t draw) {
+  // Ranks the validation (draw 0) or test (draw 1) triples.
+  Status Evaluate(const Tensor& triples, RankMetrics* out, uint64_t draw) override {
     auto read = [](embed::EmbeddingTable* table, int64_t dim) {
       return [table, dim](const std::vector<int64_t>& keys, float* out) -> Status {
         const int64_t width = table->layout().row_width();
@@ -178,26 +235,13 @@ class LinkTrainer {
         return Status::OK();
       };
     };
-    std::vector<int64_t> candidates;
-    if (o_.eval_negatives > 0 && o_.eval_negatives < lt_.num_entities()) {
-      // A seeded sample of distinct entities, the same for every query.
-      const RngKey key = RngKey::FromSeed(o_.seed).Fold(0x4556414Cull).Fold(draw);
-      std::vector<char> taken(static_cast<size_t>(lt_.num_entities()), 0);
-      for (int64_t k = 0; static_cast<int64_t>(candidates.size()) < o_.eval_negatives; ++k) {
-        const int64_t e = static_cast<int64_t>(key.Below(static_cast<uint64_t>(lt_.num_entities()), 0, k));
-        if (!taken[static_cast<size_t>(e)]) {
-          taken[static_cast<size_t>(e)] = 1;
-          candidates.push_back(e);
-        }
-      }
-      std::sort(candidates.begin(), candidates.end());
-    }
-    return EvaluateRanking(ctx_, scorer_, read(entities_.get(), o_.embedding_dim), read(relations_.get(), o_.embedding_dim),
-                           lt_.num_entities(), triples, known_, candidates, out,
+    const SplitEvaluation& s = eval_[draw];
+    return EvaluateRanking(ctx_, scorer_, read(entities_.get(), o_.embedding_dim),
+                           read(relations_.get(), o_.embedding_dim), lt_.num_entities(), triples, s.filter, s.candidates, out,
                            o_.reciprocal ? lt_.num_relations() : 0);
   }
 
-  Status Export(const std::string& dir) {
+  Status Export(const std::string& dir) override {
     std::filesystem::create_directories(dir);
     const int64_t d = o_.embedding_dim;
     const std::pair<embed::EmbeddingTable*, std::string> tables[] = {
@@ -230,9 +274,15 @@ class LinkTrainer {
         FS_RETURN_IF_ERROR(storage::SaveNpy(dir + "/entity_ids.npy", ids));
       }
     } else {
-      Tensor ids = Tensor::Empty({lt_.num_entities()}, DType::kI64);
-      for (int64_t i = 0; i < lt_.num_entities(); ++i) ids.data<int64_t>()[i] = i;
-      FS_RETURN_IF_ERROR(storage::SaveNpy(dir + "/entity_ids.npy", ids));
+      // Written in blocks: no array of every entity.
+      FS_ASSIGN_OR_RETURN(auto w, storage::NpyWriter::Create(dir + "/entity_ids.npy", DType::kI64, {}));
+      std::vector<int64_t> block;
+      for (int64_t b = 0; b < lt_.num_entities(); b += 65536) {
+        block.resize(static_cast<size_t>(std::min<int64_t>(65536, lt_.num_entities() - b)));
+        std::iota(block.begin(), block.end(), b);
+        FS_RETURN_IF_ERROR(w->Append(block.data(), static_cast<int64_t>(block.size())));
+      }
+      FS_RETURN_IF_ERROR(w->Finish());
     }
     if (lt_.relation_names().defined()) {
       FS_RETURN_IF_ERROR(storage::SaveNpyBytes(dir + "/relation_names.npy", lt_.relation_names()));
@@ -283,6 +333,7 @@ class LinkTrainer {
   LinkScorer scorer_;
   LinkBatcher batcher_;
   KnownTriples known_;
+  SplitEvaluation eval_[2];  // validation, test
   std::unique_ptr<TempDir> scratch_;
   std::unique_ptr<embed::EmbeddingTable> entities_, relations_;
   kernels::SparseOptimizerConfig config_;
@@ -291,34 +342,12 @@ class LinkTrainer {
   bool closed_ = false;
 };
 
-LinkRankValues RankValues(const RankMetrics& m) { return {m.mrr, m.hits1, m.hits3, m.hits10}; }
-
-// The final line (no timings, so a resumed run writes the same text).
-std::string LinkFinalLine(const LinkCheckpointState& p, int epochs) {
-  return nlohmann::json({{"final", true},
-                         {"best_epoch", p.best_epoch},
-                         {"val_mrr", p.best_val_mrr < 0 ? 0.0 : p.best_val_mrr},
-                         {"test_mrr", p.best_test.mrr},
-                         {"test_hits1", p.best_test.hits1},
-                         {"test_hits3", p.best_test.hits3},
-                         {"test_hits10", p.best_test.hits10},
-                         {"epochs", epochs},
-                         {"stopped_early", p.stopped_early}})
-      .dump();
-}
-
 }  // namespace
 
 Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSummary* out) {
   ThreadPool pool(o.threads);
   const ExecContext ctx = CpuContext(o.seed, &pool);
-  // The checkpoint directory is this run's until it returns; what killed
-  // runs left half written in it goes first.
-  std::unique_ptr<CheckpointDirLock> lock;
-  if (!o.checkpoint_dir.empty()) {
-    FS_ASSIGN_OR_RETURN(lock, CheckpointDirLock::Acquire(o.checkpoint_dir));
-    FS_RETURN_IF_ERROR(RemoveLinkCheckpointLeftovers(o.checkpoint_dir));
-  }
+  const int64_t baseline_rss = CurrentRssBytes();
   FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::LinkTriples> lt, storage::LinkTriples::Open(o.dataset));
   FS_ASSIGN_OR_RETURN(LinkScorer scorer, LinkScorer::Create(o.model, o.embedding_dim, o.margin));
   if (lt->layout().unseen_entities > 0) {
@@ -326,111 +355,10 @@ Status TrainLink(const TrainOptions& o, const TrainCallbacks& callbacks, TrainSu
                  << " entities appear only in validation or test triples; they are ranked with their initial rows";
   }
   LinkTrainer trainer(o, ctx, *lt, scorer);
-  FS_RETURN_IF_ERROR(trainer.Open());
+  FS_RETURN_IF_ERROR(trainer.Open(baseline_rss, out));
+  if (o.plan_only) return Status::OK();
 
-  // Progress of the run: what a checkpoint keeps besides the rows.
-  LinkCheckpointState p;
-  p.options = LinkOptionsToJson(o);
-  p.options_hash = LinkOptionsHash(o);
-  bool resumed = false;
-  if (o.resume) {
-    StatusOr<LinkCheckpointState> saved = ReadLinkCheckpointState(o.checkpoint_dir);
-    if (!saved.ok() && saved.status().code() == StatusCode::kNotFound) {
-      FS_LOG(INFO) << "resume: no complete checkpoint in " << o.checkpoint_dir << " yet; starting from epoch 1";
-    } else {
-      FS_RETURN_IF_ERROR(saved.status());
-      if (saved->options_hash != p.options_hash) {
-        return FailedPrecondition("resume: the checkpoint in " + o.checkpoint_dir +
-                                  " was written with different training options (" + saved->options.dump() +
-                                  ") than this run's (" + p.options.dump() +
-                                  "); only epochs, threads, paths and the table store and cache options may change");
-      }
-      FS_RETURN_IF_ERROR(trainer.Restore(o.checkpoint_dir, *saved));
-      const nlohmann::json options = p.options;
-      p = std::move(saved).value();
-      p.options = options;  // the new epochs are what later saves record
-      resumed = true;
-      if (o.progress && p.epoch < o.epochs && !p.stopped_early) {
-        std::fprintf(stderr, "resuming from epoch %d of %d: %d done in %s\n", p.epoch + 1, o.epochs, p.epoch,
-                     o.checkpoint_dir.c_str());
-      }
-    }
-  }
-  // With checkpoints, each metrics line is made durable before its epoch's
-  // checkpoint commits (see MetricsWriter).
-  std::unique_ptr<MetricsWriter> metrics;
-  if (!o.metrics_file.empty()) {
-    const bool durable = !o.checkpoint_dir.empty();
-    if (resumed) {
-      FS_ASSIGN_OR_RETURN(metrics, MetricsWriter::Resume(o.metrics_file, p.epoch, durable));
-    } else {
-      FS_ASSIGN_OR_RETURN(metrics, MetricsWriter::Create(o.metrics_file, durable));
-    }
-  }
-
-  *out = TrainSummary();
-  for (int epoch = p.epoch; epoch < o.epochs && !p.stopped_early; ++epoch) {
-    Stopwatch watch;
-    double loss = 0.0;
-    int64_t hits = 0, misses = 0;
-    FS_RETURN_IF_ERROR(trainer.TrainEpoch(epoch, callbacks, &loss, &hits, &misses));
-    const double train_seconds = watch.Lap();
-    nlohmann::json line = {{"epoch", epoch + 1},
-                           {"loss", loss},
-                           {"epoch_seconds", train_seconds},
-                           {"triples_per_second", static_cast<double>(lt->train().size(0)) / train_seconds},
-                           {"cache_hits", hits},
-                           {"cache_misses", misses}};
-    EpochMetrics em;
-    em.epoch = epoch + 1;
-    em.loss = loss;
-    em.epoch_seconds = train_seconds;
-    const bool evaluate = (epoch + 1) % o.eval_epochs == 0 || epoch + 1 == o.epochs;
-    if (evaluate) {
-      RankMetrics val, test;
-      FS_RETURN_IF_ERROR(trainer.Evaluate(lt->val(), &val, 0));
-      FS_RETURN_IF_ERROR(trainer.Evaluate(lt->test(), &test, 1));
-      const double eval_seconds = watch.Lap();
-      line.update(RankMetricsJson("val_", val));
-      line.update(RankMetricsJson("test_", test));
-      line["eval_seconds"] = eval_seconds;
-      em.eval_seconds = eval_seconds;
-      if (val.mrr > p.best_val_mrr) {  // ties keep the first epoch
-        p.best_val_mrr = val.mrr;
-        p.best_test = RankValues(test);
-        p.best_epoch = epoch + 1;
-        p.since_best = 0;
-      } else {
-        ++p.since_best;
-      }
-      if (o.progress) {
-        std::fprintf(stderr, "epoch %d/%d  loss %.4f  val_mrr %.4f  test_mrr %.4f  test_hits10 %.4f  (%.1f s + eval %.1f s)\n",
-                     epoch + 1, o.epochs, loss, val.mrr, test.mrr, test.hits10, train_seconds, eval_seconds);
-      }
-    } else if (o.progress) {
-      std::fprintf(stderr, "epoch %d/%d  loss %.4f  (%.1f s)\n", epoch + 1, o.epochs, loss, train_seconds);
-    }
-    p.epoch = epoch + 1;
-    p.stopped_early = o.patience > 0 && evaluate && p.since_best >= o.patience;
-    // The line first, then the checkpoint (the order MetricsWriter relies on).
-    if (metrics) FS_RETURN_IF_ERROR(metrics->WriteLine(line, /*ends_epoch=*/true));
-    if (!o.checkpoint_dir.empty()) FS_RETURN_IF_ERROR(trainer.Save(o.checkpoint_dir, &p));
-    out->history.push_back(em);
-    if (callbacks.on_epoch) callbacks.on_epoch(em);
-  }
-  if (resumed && out->history.empty()) {
-    FS_LOG(INFO) << "resume: the run in " << o.checkpoint_dir << " has finished (" << p.epoch
-                 << " epochs); nothing to train";
-  }
-  out->epochs_completed = p.epoch;
-  out->stopped_early = p.stopped_early;
-  out->best_epoch = p.best_epoch;
-  out->best_val_mrr = p.best_val_mrr < 0 ? 0.0 : p.best_val_mrr;
-  out->test_mrr = p.best_test.mrr;
-  out->test_hits10 = p.best_test.hits10;
-  if (metrics) FS_RETURN_IF_ERROR(metrics->WriteFinalText(LinkFinalLine(p, p.epoch)));
-  if (!o.export_dir.empty()) FS_RETURN_IF_ERROR(trainer.Export(o.export_dir));
-  return Status::OK();
+  return RunLinkEpochs(o, *lt, trainer, callbacks, out);
 }
 
 }  // namespace foresight::trainer::internal

@@ -1,5 +1,6 @@
 #include "needed_rows.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -7,8 +8,12 @@ namespace foresight::trainer::internal {
 
 namespace {
 
+constexpr int64_t kWordsPerBlock = 8;  // a running count per 512 nodes
+
+int64_t Words(int64_t n) { return (n + 63) / 64; }
+
 template <typename I>
-Status MarkIds(const Tensor& ids, int64_t num_nodes, size_t group, uint8_t* mask) {
+Status MarkIds(const Tensor& ids, int64_t num_nodes, size_t group, uint64_t* bits) {
   const I* p = ids.data<I>();
   for (int64_t i = 0; i < ids.numel(); ++i) {
     const int64_t v = static_cast<int64_t>(p[i]);
@@ -17,59 +22,87 @@ Status MarkIds(const Tensor& ids, int64_t num_nodes, size_t group, uint8_t* mask
                         std::to_string(v) + " at position " + std::to_string(i) + ", outside [0, " +
                         std::to_string(num_nodes) + ")");
     }
-    mask[v] = 1;
+    bits[v >> 6] |= uint64_t{1} << (v & 63);
   }
   return Status::OK();
 }
 
-// next = mask plus the in-neighbours of every node in mask.
+// next = set plus the in-neighbours of every node in set.
 template <typename I>
-void Expand(const ExecContext& ctx, const kernels::Csr& graph, const uint8_t* mask, uint8_t* next) {
-  const int64_t n = graph.num_dst();
+void Expand(const ExecContext& ctx, const kernels::Csr& graph, const uint64_t* set, uint64_t* next) {
+  const int64_t words = Words(graph.num_dst());
   const int64_t* ip = graph.indptr.data<int64_t>();
   const I* idx = graph.indices.data<I>();
-  ctx.pool->ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
-    for (int64_t v = begin; v < end; ++v) next[v] = mask[v];
+  ctx.pool->ParallelFor(words, 4096, [&](int64_t begin, int64_t end) {
+    std::copy(set + begin, set + end, next + begin);
   });
-  ctx.pool->ParallelFor(n, 4096, [&](int64_t begin, int64_t end) {
-    for (int64_t v = begin; v < end; ++v) {
-      if (mask[v] == 0) continue;
-      for (int64_t e = ip[v]; e < ip[v + 1]; ++e) {
-        // Every writer stores 1: the result is the same in any order.
-        __atomic_store_n(&next[static_cast<int64_t>(idx[e])], uint8_t{1}, __ATOMIC_RELAXED);
+  ctx.pool->ParallelFor(words, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      for (uint64_t word = set[w]; word != 0; word &= word - 1) {
+        const int64_t v = w * 64 + __builtin_ctzll(word);
+        for (int64_t e = ip[v]; e < ip[v + 1]; ++e) {
+          const int64_t u = static_cast<int64_t>(idx[e]);
+          // Every writer ORs the same bit in: the result is the same in any order.
+          __atomic_fetch_or(&next[u >> 6], uint64_t{1} << (u & 63), __ATOMIC_RELAXED);
+        }
       }
     }
   });
 }
 
-LayerRows RowsOf(const uint8_t* mask, int64_t n, int64_t count) {
+int64_t PopCount(const std::vector<uint64_t>& bits) {
+  int64_t count = 0;
+  for (uint64_t w : bits) count += __builtin_popcountll(w);
+  return count;
+}
+
+LayerRows RowsOf(const std::vector<uint64_t>& bits) {
   LayerRows r;
   r.all = false;
-  r.ids = Tensor::Empty({count}, DType::kI64);
-  r.rank = Tensor::Empty({n}, DType::kI64);
-  int64_t* ids = r.ids.data<int64_t>();
-  int64_t* rank = r.rank.data<int64_t>();
-  int64_t k = 0;
-  for (int64_t v = 0; v < n; ++v) {
-    if (mask[v] != 0) {
-      ids[k] = v;
-      rank[v] = k++;
-    } else {
-      rank[v] = -1;
-    }
+  r.bits = bits;
+  const int64_t words = static_cast<int64_t>(bits.size());
+  r.before.reserve(static_cast<size_t>((words + kWordsPerBlock - 1) / kWordsPerBlock + 1));
+  int64_t count = 0;
+  for (int64_t w = 0; w < words; ++w) {
+    if (w % kWordsPerBlock == 0) r.before.push_back(count);
+    count += __builtin_popcountll(bits[static_cast<size_t>(w)]);
   }
+  r.before.push_back(count);
   return r;
 }
 
 }  // namespace
+
+int64_t LayerRows::Rank(int64_t v) const {
+  const int64_t w = v >> 6;
+  int64_t rank = before[static_cast<size_t>(w / kWordsPerBlock)];
+  for (int64_t i = w / kWordsPerBlock * kWordsPerBlock; i < w; ++i) {
+    rank += __builtin_popcountll(bits[static_cast<size_t>(i)]);
+  }
+  const uint64_t below = (v & 63) == 0 ? 0 : bits[static_cast<size_t>(w)] << (64 - (v & 63));
+  return rank + __builtin_popcountll(below);
+}
+
+void LayerRows::Ids(int64_t begin, int64_t end, int64_t* out) const {
+  if (begin >= end) return;
+  // The last block that starts at or below position `begin`.
+  const int64_t blocks = static_cast<int64_t>(before.size()) - 1;
+  const int64_t b = std::upper_bound(before.begin(), before.begin() + blocks, begin) - before.begin() - 1;
+  int64_t position = before[static_cast<size_t>(b)];
+  for (int64_t w = b * kWordsPerBlock; position < end; ++w) {
+    for (uint64_t word = bits[static_cast<size_t>(w)]; word != 0 && position < end; word &= word - 1, ++position) {
+      if (position >= begin) *out++ = w * 64 + __builtin_ctzll(word);
+    }
+  }
+}
 
 StatusOr<std::vector<LayerRows>> NeededRows(const ExecContext& ctx, const kernels::Csr& graph, int num_layers,
                                             const std::vector<Tensor>& outputs) {
   std::vector<LayerRows> rows(static_cast<size_t>(num_layers > 1 ? num_layers - 1 : 0));
   if (outputs.empty() || rows.empty()) return rows;
   const int64_t n = graph.num_dst();
-  Tensor mask = Tensor::Zeros({n}, DType::kU8);
-  Tensor next = Tensor::Empty({n}, DType::kU8);
+  std::vector<uint64_t> set(static_cast<size_t>(Words(n)), 0);
+  std::vector<uint64_t> next(set.size());
   for (size_t g = 0; g < outputs.size(); ++g) {
     const Tensor& ids = outputs[g];
     if (!ids.defined() || ids.dim() != 1 || !ids.is_contiguous() ||
@@ -77,23 +110,26 @@ StatusOr<std::vector<LayerRows>> NeededRows(const ExecContext& ctx, const kernel
       return InvalidArgument("layer-wise inference: output group " + std::to_string(g) +
                              " must be a contiguous 1-D i32/i64 id list");
     }
-    FS_RETURN_IF_ERROR(ids.dtype() == DType::kI32 ? MarkIds<int32_t>(ids, n, g, mask.data<uint8_t>())
-                                                  : MarkIds<int64_t>(ids, n, g, mask.data<uint8_t>()));
+    FS_RETURN_IF_ERROR(ids.dtype() == DType::kI32 ? MarkIds<int32_t>(ids, n, g, set.data())
+                                                  : MarkIds<int64_t>(ids, n, g, set.data()));
   }
   for (int l = num_layers - 2; l >= 0; --l) {
     if (graph.indices.dtype() == DType::kI32) {
-      Expand<int32_t>(ctx, graph, mask.data<uint8_t>(), next.data<uint8_t>());
+      Expand<int32_t>(ctx, graph, set.data(), next.data());
     } else {
-      Expand<int64_t>(ctx, graph, mask.data<uint8_t>(), next.data<uint8_t>());
+      Expand<int64_t>(ctx, graph, set.data(), next.data());
     }
-    std::swap(mask, next);
-    const uint8_t* m = mask.data<uint8_t>();
-    int64_t count = 0;
-    for (int64_t v = 0; v < n; ++v) count += m[v];
-    if (count == n) break;  // this layer and every one below it: all nodes
-    rows[static_cast<size_t>(l)] = RowsOf(m, n, count);
+    std::swap(set, next);
+    if (PopCount(set) == n) break;  // this layer and every one below it: all nodes
+    rows[static_cast<size_t>(l)] = RowsOf(set);
   }
   return rows;
+}
+
+int64_t NeededRowsBytes(int64_t num_nodes, int num_layers) {
+  const int64_t set = Words(num_nodes) * 8;
+  const int64_t counts = (Words(num_nodes) + kWordsPerBlock - 1) / kWordsPerBlock * 8 + 8;
+  return std::max(0, num_layers - 1) * (set + counts) + 2 * set;
 }
 
 }  // namespace foresight::trainer::internal

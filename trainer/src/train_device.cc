@@ -1,10 +1,11 @@
 #include "foresight/trainer/train_device.h"
 
+#include "foresight/core/cuda_available.h"
 #include "foresight/core/device.h"
 
 namespace foresight::trainer {
 
-Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus) {
+Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus, const std::string& why_no_gpu) {
   FS_ASSIGN_OR_RETURN(const Device d, ParseDevice(device));
   if (d.is_cpu()) return Status::OK();
   const std::string name = d.ToString();
@@ -15,8 +16,10 @@ Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus
                          "-DFORESIGHT_CUDA=ON where nvcc is installed)" + no_fallback);
   }
   if (gpus == 0) {
-    return FailedPrecondition("device: " + name + " requested, but no GPU is visible (no driver, no device, or "
-                              "CUDA_VISIBLE_DEVICES hides them)" + no_fallback);
+    return FailedPrecondition("device: " + name + " requested, but no GPU is visible (" +
+                              (why_no_gpu.empty() ? "no driver, no device, or CUDA_VISIBLE_DEVICES hides them"
+                                                  : why_no_gpu) +
+                              ")" + no_fallback);
   }
   if (d.index >= gpus) {
     return InvalidArgument("device: " + name + " requested, but " + std::to_string(gpus) +
@@ -31,7 +34,11 @@ Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus
 }
 
 Status CheckTrainDevice(const TrainOptions& options) {
-  return DecideTrainDevice(options.device, CudaCompiledIn(), CudaCompiledIn() ? CudaDeviceCount() : 0);
+  // A CPU run asks nothing of CUDA: asking would load the driver.
+  FS_ASSIGN_OR_RETURN(const Device d, ParseDevice(options.device));
+  if (d.is_cpu() || !CudaCompiledIn()) return DecideTrainDevice(options.device, CudaCompiledIn(), 0);
+  const Status available = CudaAvailable();
+  return DecideTrainDevice(options.device, true, CudaDeviceCount(), available.ok() ? "" : available.message());
 }
 
 }  // namespace foresight::trainer

@@ -23,10 +23,9 @@ std::string FanoutsToString(const std::vector<int64_t>& fanouts) {
 
 Status TrainOptions::Validate() const {
   if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
-  if (plan_only && (task == "link" || model == "dlrm" || full_graph)) {
-    return InvalidArgument("plan_only: the memory plan is mini-batch GNN training's (not " +
-                           std::string(task == "link" ? "link prediction" : model == "dlrm" ? "dlrm" : "full_graph") +
-                           ")");
+  if (plan_only && task != "link" && (model == "dlrm" || full_graph)) {
+    return InvalidArgument("plan_only: the memory plan is mini-batch GNN and shallow link training's (not " +
+                           std::string(model == "dlrm" ? "dlrm" : "full_graph") + ")");
   }
   if (task == "link") return ValidateLink();
   if (model == "dlrm") return internal::ValidateDlrmOptions(*this);

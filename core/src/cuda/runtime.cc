@@ -5,7 +5,13 @@
 // block is fenced by events on every stream slot (fenced_free_list.h), so
 // work on one stream never gets a block another stream's queued work (a
 // kernel, an asynchronous copy from a staging buffer) still uses.
+//
+// The runtime is linked statically (CUDA::cudart_static): it opens the
+// driver, libcuda.so.1, on its first call, so a process that never asks for
+// a GPU maps no CUDA library (cuBLAS is opened on first use too:
+// kernels/src/cuda/cublas_library.h).
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <map>
@@ -16,6 +22,7 @@
 #include "../cuda_runtime_api.h"
 #include "../fenced_free_list.h"
 #include "foresight/core/caching_allocator.h"
+#include "foresight/core/cuda_available.h"
 #include "foresight/core/device.h"
 
 namespace foresight {
@@ -29,14 +36,49 @@ Status CudaError(const char* call, cudaError_t err) {
 
 bool CudaCompiledIn() { return true; }
 
-int CudaDeviceCount() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no device" error
-    return 0;
+namespace {
+
+// How many GPUs this process can use, and why none when none; found once.
+struct GpuProbe {
+  int count = 0;
+  Status why_none;
+};
+
+GpuProbe ProbeGpus() {
+  GpuProbe p;
+  // The static runtime would open the driver itself, but its error for a
+  // missing one ("CUDA driver version is insufficient") hides the reason:
+  // opening it here first keeps dlerror's words. The runtime's own open
+  // then finds it loaded.
+  dlerror();
+  if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) == nullptr) {
+    const char* e = dlerror();
+    p.why_none = FailedPrecondition(std::string("the CUDA driver library libcuda.so.1 could not be loaded: ") +
+                                    (e != nullptr ? e : "dlopen failed") +
+                                    " (is the NVIDIA driver installed and its folder on the library path?)");
+    return p;
   }
-  return n;
+  const cudaError_t err = cudaGetDeviceCount(&p.count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    p.count = 0;
+    p.why_none = FailedPrecondition(std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(err));
+  } else if (p.count == 0) {
+    p.why_none = FailedPrecondition("the CUDA driver reports no GPU (CUDA_VISIBLE_DEVICES may hide them)");
+  }
+  return p;
 }
+
+const GpuProbe& Gpus() {
+  static const GpuProbe probe = ProbeGpus();
+  return probe;
+}
+
+}  // namespace
+
+int CudaDeviceCount() { return Gpus().count; }
+
+Status CudaAvailable() { return Gpus().why_none; }
 
 namespace internal {
 namespace {
@@ -188,7 +230,7 @@ size_t HostClass(size_t bytes) { return CachingHostAllocator::SizeClass(std::max
 
 StatusOr<Allocator*> CudaPinnedAllocator() {
   const int n = CudaDeviceCount();
-  if (n == 0) return Unimplemented("pinned host memory needs a GPU, and none is visible");
+  if (n == 0) return Unimplemented("pinned host memory needs a GPU, and none is visible: " + CudaAvailable().message());
   // Fenced on every GPU's streams: a copy on any of them may read the block.
   static Allocator* a = [n] {
     std::vector<int> all;
@@ -203,7 +245,7 @@ StatusOr<Allocator*> CudaDeviceAllocator(int index) {
   const int n = CudaDeviceCount();
   if (index < 0 || index >= n) {
     return InvalidArgument("cuda:" + std::to_string(index) + " requested but " + std::to_string(n) +
-                           " GPU(s) are visible");
+                           " GPU(s) are visible" + (n == 0 ? ": " + CudaAvailable().message() : std::string()));
   }
   static std::mutex mu;
   static std::map<int, Allocator*> allocators;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../cuda_runtime_api.h"
+#include "foresight/core/cuda_available.h"
 #include "foresight/core/cuda_streams.h"
 
 namespace foresight {
@@ -21,7 +22,8 @@ Status CheckGpu(Device device) {
   if (!device.is_cuda()) return InvalidArgument("stream slots exist on cuda devices only, got " + device.ToString());
   const int n = CudaDeviceCount();
   if (device.index < 0 || device.index >= n) {
-    return InvalidArgument(device.ToString() + " requested but " + std::to_string(n) + " GPU(s) are visible");
+    return InvalidArgument(device.ToString() + " requested but " + std::to_string(n) + " GPU(s) are visible" +
+                           (n == 0 ? ": " + CudaAvailable().message() : std::string()));
   }
   return Status::OK();
 }

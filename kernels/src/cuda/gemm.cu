@@ -4,11 +4,11 @@
 // TF32 tensor cores (inputs rounded to a 10-bit mantissa, f32
 // accumulation). The summation order is cuBLAS's, not OpenBLAS's: results
 // agree with the CPU to f32 rounding of a k-term sum, not bit for bit.
-#include <cublas_v2.h>
-
+// cuBLAS is opened on the first such GEMM (cublas_library.h), not linked.
 #include <map>
 #include <string>
 
+#include "cublas_library.h"
 #include "cuda_ops.h"
 #include "cuda_util.cuh"
 
@@ -16,19 +16,19 @@ namespace foresight::kernels::cuda {
 
 namespace {
 
-Status CublasCheck(const char* what, cublasStatus_t st) {
+Status CublasCheck(const CublasLibrary& lib, const char* what, cublasStatus_t st) {
   if (st == CUBLAS_STATUS_SUCCESS) return Status::OK();
-  return Internal(std::string(what) + " failed: " + cublasGetStatusString(st));
+  return Internal(std::string(what) + " failed: " + lib.status_string(st));
 }
 
 // One handle per (thread, GPU): a handle's stream and math mode are set
 // per call, which is safe only when no other thread shares it.
-StatusOr<cublasHandle_t> Handle(int device) {
+StatusOr<cublasHandle_t> Handle(const CublasLibrary& lib, int device) {
   thread_local std::map<int, cublasHandle_t> handles;
   auto it = handles.find(device);
   if (it != handles.end()) return it->second;
   cublasHandle_t h = nullptr;
-  FS_RETURN_IF_ERROR(CublasCheck("cublasCreate", cublasCreate(&h)));
+  FS_RETURN_IF_ERROR(CublasCheck(lib, "cublasCreate", lib.create(&h)));
   handles[device] = h;
   return h;
 }
@@ -61,14 +61,16 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
     ScaleRowsKernel<<<Blocks(m * n, kThreads), kThreads, 0, s>>>(c->data<float>(), m, n, ldc, beta);
     return LaunchCheck("ScaleRowsKernel");
   }
-  FS_ASSIGN_OR_RETURN(cublasHandle_t h, Handle(dev.index));
-  FS_RETURN_IF_ERROR(CublasCheck("cublasSetStream", cublasSetStream(h, s)));
-  FS_RETURN_IF_ERROR(CublasCheck(
-      "cublasSetMathMode", cublasSetMathMode(h, ctx.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH)));
+  FS_ASSIGN_OR_RETURN(const CublasLibrary* lib, Cublas());
+  FS_ASSIGN_OR_RETURN(cublasHandle_t h, Handle(*lib, dev.index));
+  FS_RETURN_IF_ERROR(CublasCheck(*lib, "cublasSetStream", lib->set_stream(h, s)));
+  FS_RETURN_IF_ERROR(CublasCheck(*lib, "cublasSetMathMode",
+                                 lib->set_math_mode(h, ctx.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                      : CUBLAS_DEFAULT_MATH)));
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  return CublasCheck("cublasSgemm",
-                     cublasSgemm(h, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha,
+  return CublasCheck(*lib, "cublasSgemm",
+                     lib->sgemm(h, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha,
                                  b.data<float>(), static_cast<int>(LeadingDim(b)), a.data<float>(),
                                  static_cast<int>(LeadingDim(a)), &beta, c->data<float>(), static_cast<int>(ldc)));
 }

@@ -42,8 +42,7 @@ Status FeaturePipeline::Assemble(PipelineBatch* b) {
       }
     }
   });
-  FS_ASSIGN_OR_RETURN(b->labels, GatherLabels(config_.labels, b->sampled.seeds));
-  return Status::OK();
+  return GatherBatchLabels(b);
 }
 
 Status FeaturePipeline::RunAssemble(StageWorker& w) {

@@ -8,20 +8,26 @@
 // it the same way.
 #include "../node_data.h"
 #include "feature_pipeline.h"
+#include "foresight/core/mapped_pages.h"
 #include "foresight/kernels/ops.h"
 
 namespace foresight::trainer::internal {
 
+Status FeaturePipeline::GatherBatchLabels(PipelineBatch* b) {
+  FS_ASSIGN_OR_RETURN(b->labels, GatherLabels(config_.labels, b->sampled.seeds));
+  // Paged: the seeds' label pages go back, as the sampler's CSR pages do
+  // (checked releasable when the run started).
+  if (config_.page_topology) ReleaseMappedPages(config_.labels);
+  return Status::OK();
+}
+
 Status FeaturePipeline::GatherDirect(PipelineBatch* b) {
   const Tensor& ids = b->sampled.input_nodes;
   const int64_t n = ids.numel();
-  if (config_.store == nullptr) {  // no rows: labels only, nothing read
-    FS_ASSIGN_OR_RETURN(b->labels, GatherLabels(config_.labels, b->sampled.seeds));
-    return Status::OK();
-  }
+  if (config_.store == nullptr) return GatherBatchLabels(b);  // no rows: labels only, nothing read
   b->x = Tensor::Empty({n, config_.store->row_width()}, DType::kF32);
   FS_RETURN_IF_ERROR(kernels::GatherRows(config_.ctx, config_.host_rows, ids, &b->x));
-  FS_ASSIGN_OR_RETURN(b->labels, GatherLabels(config_.labels, b->sampled.seeds));
+  FS_RETURN_IF_ERROR(GatherBatchLabels(b));
   // The counters mean what they mean on the cached path with no cache (every
   // row a miss read around the cache): the batch's distinct input rows, all
   // missed, and the bytes a memory or mmap store reports for reading them

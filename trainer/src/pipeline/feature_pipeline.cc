@@ -59,6 +59,9 @@ Status FeaturePipeline::Init() {
     return Internal("pipeline: cache row_bytes " + std::to_string(c.cache.row_bytes) + " != store's " +
                     std::to_string(c.store->row_bytes()));
   }
+  if (c.cache.writable && !c.store->writable()) {
+    return FailedPrecondition("pipeline: a writable cache over a read-only " + c.store->backend() + " store");
+  }
   row_path_ = ChooseRowPath(c);
   FS_RETURN_IF_ERROR(row_path_.path == RowPath::kDirect ? InitDirect() : InitCached());
   const std::string backend = c.store->backend();

@@ -17,9 +17,9 @@
 //   assemble    the f32 input x (rows from slots or the bypass buffer) and
 //               the seeds' labels
 //   compute     Next() / Done() around the training step (the caller)
-//   write back  writes rows a batch changed (writable stores only; node
-//               features are read-only, so it only releases), then releases
-//               the batch's cache slots
+//   write back  writes rows a batch changed (WriteRows; writable stores
+//               only: node features are read-only, so there it only
+//               releases), then releases the batch's cache slots
 //
 // kDirect (the store's rows are in this process's memory, i.e. a memory or
 // mmap store given as config.host_rows, and there is no cache: no slots,
@@ -106,7 +106,8 @@ struct PipelineConfig {
   ExecContext ctx;  // its pool is the CPU budget
   const sampler::BatchOrder* order = nullptr;  // outlives the pipeline
   kernels::Csr graph;                          // by destination, whole graph
-  bool page_topology = false;                  // the sampler gives back the CSR pages of each batch
+  bool page_topology = false;                  // the sampler gives back the CSR pages of each batch, and
+                                               // the label gathers the label pages
   std::vector<int64_t> fanouts;
   uint64_t seed = 0;
   // Resident sampling (--sampling resident): batch (e, b) samples only
@@ -169,6 +170,15 @@ class FeaturePipeline {
   // blocked to *waited. Returns the failing stage's error, or OutOfRange
   // after end_seq.
   Status Next(BatchPtr* batch, double* waited);
+  // Compute changed the batch's input rows (writable caches only): row i of
+  // `rows` (contiguous f32 [input rows, F], like x) becomes input node i's
+  // row, narrowed to the store's dtype, in its cache slot or its bypass
+  // buffer; Done then writes the bypass rows to the store and marks the
+  // slot rows dirty (written back when a later plan evicts them, or by
+  // Finish). Call between Next and Done, on the compute thread.
+  // FailedPrecondition on a read-only pipeline; InvalidArgument on a shape
+  // or dtype that is not x's.
+  Status WriteRows(PipelineBatch* batch, const Tensor& rows);
   // Hands a computed batch to the write-back stage.
   Status Done(BatchPtr batch, double* waited);
   // Blocks until batch `seq` and all before it are written back and
@@ -220,6 +230,8 @@ class FeaturePipeline {
   Status Assemble(PipelineBatch* b);
   // Direct read stage: x gathered from host_rows, labels, and the counters.
   Status GatherDirect(PipelineBatch* b);
+  // b->labels: the labels of b's seeds (direct_read_stage.cc).
+  Status GatherBatchLabels(PipelineBatch* b);
   // The rows of `reqs` moved, counting device bytes; the caller holds
   // store_mu_ (so the deltas of the store's counters are this call's).
   Status StoreRead(const std::vector<storage::RowRequest>& reqs, BatchIo* io);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../layerwise_inference.h"
+#include "../needed_rows.h"
 #include "foresight/sampler/neighbor_sampler.h"
 
 namespace foresight::trainer::internal {
@@ -79,7 +80,7 @@ std::string MemoryEstimate::Describe() const {
   return s + " = " + FormatBytes(total());
 }
 
-std::string MemoryEstimate::Table() const {
+std::string MemoryEstimate::Table(const std::string& cache_name) const {
   std::string s;
   char line[256];
   for (const MemoryItem& i : items) {
@@ -88,7 +89,8 @@ std::string MemoryEstimate::Table() const {
                   i.scale == MemoryScale::kFixed ? "process and model" : MemoryScaleName(i.scale));
     s += line;
   }
-  std::snprintf(line, sizeof(line), "  %-44s %12s\n", "total (without the feature cache)", FormatBytes(total()).c_str());
+  std::snprintf(line, sizeof(line), "  %-44s %12s\n", ("total (without the " + cache_name + ")").c_str(),
+                FormatBytes(total()).c_str());
   return s + line;
 }
 
@@ -125,10 +127,10 @@ EvaluationPlan PlanEvaluation(const MemoryInputs& in, int64_t compute_turn_bytes
   const int64_t max_in_degree = MaxInDegree(d.indptr());
   EvaluationPlan p;
   // The logits of the evaluated ids, and the needed rows of each hidden
-  // layer (NeededRows: an [N] rank and up to N ids).
+  // layer (NeededRows: a bit per node).
   const int64_t eval_rows = (d.val_ids().defined() ? d.val_ids().numel() : 0) +
                             (d.test_ids().defined() ? d.test_ids().numel() : 0);
-  p.graph_bytes = eval_rows * d.num_classes() * 4 + std::max(0, o.layers - 1) * n * 16;
+  p.graph_bytes = eval_rows * d.num_classes() * 4 + NeededRowsBytes(n, o.layers);
   p.chunk_size = std::max<int64_t>(1, o.eval_batch_size);
   if (o.memory_budget <= 0) {
     p.chunk_bytes = EvalChunkBytes(p.chunk_size, max_in_degree, wide);
@@ -193,12 +195,19 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   add("baseline", in.baseline_bytes, MemoryScale::kFixed);
   // Mapped arrays that sampling and labelling touch. The CSR scales with
   // the graph when mapped (every page read stays resident), with the batch
-  // when paged (TopologyPagesBytes); labels and split ids stay mapped.
+  // when paged (TopologyPagesBytes). Labels and split ids are paged with
+  // it: what stays is the copies the orders (the training ids, as i64) and
+  // evaluation (its ids and labels, i64) keep, and one batch's label pages.
   const int64_t node_arrays =
       Bytes(d.labels()) + Bytes(d.train_ids()) + Bytes(d.val_ids()) + Bytes(d.test_ids());
   if (o.topology == "paged") {
     add("topology pages", TopologyPagesBytes(in), MemoryScale::kBatch);
-    add("labels and split ids", node_arrays, MemoryScale::kGraph);
+    const int64_t page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+    const int64_t eval_rows = (d.val_ids().defined() ? d.val_ids().numel() : 0) +
+                              (d.test_ids().defined() ? d.test_ids().numel() : 0);
+    add("training and evaluation ids, evaluation labels", d.train_ids().numel() * 8 + eval_rows * 16,
+        MemoryScale::kGraph);
+    add("label pages", std::min(Bytes(d.labels()), o.batch_size * page), MemoryScale::kBatch);
   } else {
     add("topology", Bytes(d.indptr()) + Bytes(d.indices()) + node_arrays, MemoryScale::kGraph);
   }

@@ -50,8 +50,8 @@ struct MemoryEstimate {
   // "baseline 41.2 MiB + topology 80.0 MiB + ... = 300.1 MiB"
   std::string Describe() const;
   // One line per item, "  topology                 80.0 MiB  graph", then
-  // the total (for --plan-only).
-  std::string Table() const;
+  // the total "without the <cache_name>" (for --plan-only).
+  std::string Table(const std::string& cache_name = "feature cache") const;
   // The compute turn's bytes: the training step's activations, which
   // evaluation uses too (they never run at once), and how evaluation runs
   // in them (PlanEvaluation).

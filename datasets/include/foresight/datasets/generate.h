@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "foresight/core/context.h"
 #include "foresight/core/status.h"
@@ -87,6 +88,15 @@ struct GenerateGraphOptions {
   bool undirected = false;
   // --feature-dtype: "f32" or "f16". Default: "f32".
   std::string feature_dtype = "f32";
+  // --task: "node", or "link": the edges are also split into
+  // link-prediction triples (train / val / test by edge_split, each edge
+  // drawn by the seed, as `preprocess --task link` does), the graph keeps
+  // the training edges, and every one of the nodes is an entity (isolated
+  // ones too). The split holds the edges in RAM (about 60 bytes an edge and
+  // 20 a node), beside memory_budget_bytes. Default: "node".
+  std::string task = "node";
+  // --edge-split (task link): train, val, test fractions. Default: 0.9, 0.05, 0.05.
+  std::vector<double> edge_split = {0.9, 0.05, 0.05};
   // --memory-budget for the edge sort. Default: 1 GiB.
   size_t memory_budget_bytes = size_t{1} << 30;
   // --temp-dir for spilled edge runs. Default: "" = $TMPDIR or /tmp.

@@ -12,10 +12,13 @@ namespace foresight::trainer {
 
 // The decision for `device` ("cpu", "cuda", "cuda:N") given whether CUDA is
 // compiled in and how many GPUs are visible (pure: tested without a GPU).
-// Messages start with "device:" (the flag's field name).
-Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus);
+// Messages start with "device:" (the flag's field name); `why_no_gpu`, when
+// given, says why `gpus` is 0 (CudaAvailable()'s message).
+Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus,
+                         const std::string& why_no_gpu = "");
 
-// DecideTrainDevice for options.device on this build and machine.
+// DecideTrainDevice for options.device on this build and machine. A "cpu"
+// device never touches CUDA (no driver is loaded).
 Status CheckTrainDevice(const TrainOptions& options);
 
 }  // namespace foresight::trainer

@@ -150,7 +150,8 @@ struct TrainOptions {
   // estimate of everything else; a budget that cannot hold that estimate is
   // an error listing it. Default: 0
   int64_t memory_budget = 0;
-  // Mini-batch GNN training: work out the memory plan (TrainSummary::
+  // Mini-batch GNN training and shallow link prediction (task link with
+  // distmult, complex, transe, dot): work out the memory plan (TrainSummary::
   // memory_plan: the itemised estimate, what scales with the graph and
   // what with the batch, and the smallest memory_budget the run accepts)
   // and return without training. A command-line switch (--plan-only), not

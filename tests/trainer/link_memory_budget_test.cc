@@ -1,0 +1,132 @@
+// `train --task link` under --memory-budget on a generated graph whose
+// entity table is larger than the budget's room: the plan itemises the run
+// and names the smallest budget that works, budgets below it are refused
+// with it, and the disk store behind the cache the budget leaves trains
+// the memory store's per-step losses bit for bit at 1 and 2 threads.
+#include <string>
+#include <vector>
+
+#include "foresight/core/thread_pool.h"
+#include "foresight/datasets/generate.h"
+#include "foresight/trainer/trainer.h"
+#include "testing/testing.h"
+
+namespace foresight::trainer {
+namespace {
+
+constexpr int64_t kEntities = 200000;
+
+class LinkMemoryBudgetTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    datasets::GenerateGraphOptions g;
+    g.output = dir_->File("graph");
+    g.num_nodes = kEntities;
+    g.num_edges = 30000;
+    g.feature_dim = 0;
+    g.num_classes = 2;
+    g.seed = 4;
+    g.task = "link";
+    g.edge_split = {0.9, 0.05, 0.05};
+    ThreadPool pool(2);
+    ASSERT_OK(datasets::GenerateGraph(g, CpuContext(0, &pool)));
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static TrainOptions Options() {
+    TrainOptions o;
+    o.dataset = dir_->File("graph");
+    o.task = "link";
+    o.model = "distmult";
+    o.embedding_dim = 16;
+    o.sparse_optimizer = "sgd";  // rows of 64 bytes: the table is 12.8 MB
+    o.sparse_lr = 0.1f;
+    o.negatives = 32;
+    o.negative_chunk = 64;
+    o.batch_size = 256;
+    o.lookahead = 4;
+    o.epochs = 1;
+    o.eval_negatives = 500;
+    o.progress = false;
+    o.threads = 1;
+    o.seed = 9;
+    return o;
+  }
+
+  static std::vector<double> Losses(const TrainOptions& o) {
+    std::vector<double> losses;
+    TrainCallbacks cb;
+    cb.on_batch = [&](int, int64_t, int64_t, double loss) { losses.push_back(loss); };
+    TrainSummary s;
+    const Status st = Train(o, cb, &s);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return losses;
+  }
+
+  static TrainSummary Plan(TrainOptions o) {
+    o.plan_only = true;
+    TrainSummary s;
+    const Status st = Train(o, &s);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return s;
+  }
+
+  static testing::TempDir* dir_;
+};
+testing::TempDir* LinkMemoryBudgetTest::dir_ = nullptr;
+
+TEST_F(LinkMemoryBudgetTest, PlanItemisesTheRunAndBudgetsBelowItsMinimumAreRefused) {
+  TrainOptions o = Options();
+  o.table_store = "disk";
+  const TrainSummary plan = Plan(o);
+  for (const char* item : {"baseline", "triples (mapped)", "epoch orders", "evaluation candidates and filters",
+                           "disk store buffers", "cache index", "lookahead batches", "bypass rows", "compute turn",
+                           "smallest --memory-budget this run accepts"}) {
+    EXPECT_NE(plan.memory_plan.find(item), std::string::npos) << item << " in\n" << plan.memory_plan;
+  }
+  // Nothing but the table grows with the entities: the disk store's plan
+  // holds no term of 8 bytes an entity or more (the lookahead planner
+  // indexes the window's keys only).
+  EXPECT_LT(plan.minimum_budget_bytes - plan.minimum_budget_bytes % (1 << 20), int64_t{1} << 30);
+  ASSERT_GT(plan.minimum_budget_bytes, 0);
+  o.memory_budget = plan.minimum_budget_bytes / 2;
+  TrainSummary s;
+  testing::ExpectErrorContains(Train(o, &s), "half the minimum",
+                               {"cannot hold the run's minimum", "the smallest --memory-budget that works is",
+                                "baseline", "cache index"});
+  // lru keeps an array over every entity: 8 bytes each, in its plan.
+  o.cache_policy = "lru";
+  o.memory_budget = 0;
+  const TrainSummary lru = Plan(o);
+  EXPECT_GT(lru.minimum_budget_bytes, plan.minimum_budget_bytes) << lru.memory_plan;
+  // The memory store holds the table: it is an item, and a budget below it
+  // is refused with the smallest that works.
+  o = Options();
+  const TrainSummary memory = Plan(o);
+  EXPECT_NE(memory.memory_plan.find("tables (memory store)"), std::string::npos) << memory.memory_plan;
+  EXPECT_GE(memory.minimum_budget_bytes, kEntities * 64);
+  o.memory_budget = memory.minimum_budget_bytes - (8 << 20);
+  testing::ExpectErrorContains(Train(o, &s), "memory store below its table",
+                               {"the smallest --memory-budget that works is", "--table-store disk"});
+}
+
+TEST_F(LinkMemoryBudgetTest, DiskStoreUnderATinyBudgetEqualsMemoryBitForBit) {
+  for (int threads : {1, 2}) {
+    TrainOptions o = Options();
+    o.threads = threads;
+    o.table_store = "disk";
+    // A budget 1.5 MiB above the minimum: a cache of about 12,000 of the
+    // 200,000 rows (each slot pays its row and its index entry).
+    o.memory_budget = Plan(o).minimum_budget_bytes + (3 << 19);
+    const std::vector<double> disk = Losses(o);
+    o.memory_budget = 0;
+    o.table_store = "memory";
+    const std::vector<double> memory = Losses(o);
+    ASSERT_FALSE(memory.empty());
+    EXPECT_EQ(disk, memory) << threads << " threads";
+  }
+}
+
+}  // namespace
+}  // namespace foresight::trainer
