@@ -34,6 +34,10 @@ class GenerateGraphCommand : public Command {
         ->type_name("A,B,C");
     app->add_option("--p-in", o.p_in, "Probability an edge stays in its source's class (default: 0.7)")
         ->type_name("FLOAT");
+    app->add_option("--communities", o.num_communities,
+                    "Planted partition: K communities scattered over the ids, classes = community mod classes, "
+                    "--p-in the fraction of edges kept inside the source's community (default: 0 = none)")
+        ->type_name("K");
     app->add_option("--feature-signal", o.feature_signal,
                     "Norm of the class mean added to the features (default: 1.0)")
         ->type_name("FLOAT");
@@ -87,6 +91,12 @@ class GenerateGraphCommand : public Command {
                 options_.output.c_str(), static_cast<long long>(r.num_nodes),
                 static_cast<long long>(r.num_edges), static_cast<long long>(r.num_train),
                 static_cast<long long>(r.num_val), static_cast<long long>(r.num_test));
+    if (options_.num_communities > 0) {
+      std::printf("%lld communities: %lld of %lld edges drawn (%.3f) inside one\n",
+                  static_cast<long long>(options_.num_communities), static_cast<long long>(r.intra_community_edges),
+                  static_cast<long long>(options_.num_edges),
+                  options_.num_edges > 0 ? static_cast<double>(r.intra_community_edges) / options_.num_edges : 0.0);
+    }
     if (!edge_list_.empty()) {
       datasets::EdgeListTextReport e;
       FS_RETURN_IF_ERROR(datasets::WriteEdgeListText(options_.output, edge_list_, /*progress=*/true, &e));

@@ -35,6 +35,11 @@ class PartitionCommand : public Command {
     app->add_option("--imbalance", o.imbalance,
                     "No partition above (1 + imbalance) * N / P (default: 0.05)")
         ->type_name("FLOAT");
+    app->add_option("--node-order", o.node_order,
+                    "Order of the nodes inside each partition: none (input order), degree (in-degree "
+                    "descending: hot rows share pages) or bfs (breadth-first over in-edges: a node's "
+                    "in-neighbours side by side) (default: none)")
+        ->type_name("none|degree|bfs");
     AddThreadsFlag(app, &threads_);
     app->add_flag("--quiet", quiet_, "No progress display");
   }
@@ -47,6 +52,9 @@ class PartitionCommand : public Command {
     if (options_.parts < 1) return InvalidArgument("--parts must be >= 1, got " + std::to_string(options_.parts));
     if (options_.method != "metis" && options_.method != "stream") {
       return InvalidArgument("--method must be metis or stream, got \"" + options_.method + "\"");
+    }
+    if (options_.node_order != "none" && options_.node_order != "degree" && options_.node_order != "bfs") {
+      return InvalidArgument("--node-order must be none, degree or bfs, got \"" + options_.node_order + "\"");
     }
     return Status::OK();
   }
@@ -63,6 +71,7 @@ class PartitionCommand : public Command {
                               {"edge_cut", r.edge_cut},
                               {"cut_fraction", r.cut_fraction},
                               {"balance", r.balance},
+                              {"node_order", options_.node_order},
                               {"seconds", r.seconds},
                               {"peak_rss_bytes", r.peak_rss_bytes},
                               {"offsets", r.offsets}};

@@ -309,6 +309,10 @@ const std::vector<TrainKey>& TrainKeys() {
       {"lookahead", "Batches the sampler runs ahead of training (the cache's window W)", &O::lookahead,
        nullptr, false},
       {"io-depth", "Disk store: I/O requests in flight", &O::io_depth, nullptr, false},
+      {"page-companions",
+       "Disk store, lookahead cache: with each miss also fetch the rows on its 4 KiB page that the window "
+       "needs and the cache admits (one read serves them; results unchanged)",
+       &O::page_companions, "on|off", false},
       {"memory-budget",
        "Peak RSS of the whole process (K/M/G = KiB/MiB/GiB); sizes the cache when --cache-size is not given "
        "(default: none)",

@@ -165,7 +165,11 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
       }
       if (take < m) break;
     }
-    if (evicting_.empty()) return;
+    if (!evicting_.empty()) EvictAndAdmit(rec, plan);
+    if (this->config().page_rows > 1) AdmitCompanions(t, rec, plan);
+  }
+
+  void EvictAndAdmit(BatchRecord& rec, BatchPlan& plan) {
     // The victims are the top `consumed` rows of the eviction order; taking
     // them first lets their states be prefetched (each is a random access).
     TakeVictims(static_cast<int64_t>(evicting_.size()));
@@ -176,6 +180,59 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
       this->Admit(rec, plan, evicting_[j], victims_[j]);
     }
     evicting_.clear();
+  }
+
+  // Rows on the pages of batch t's misses that are not resident and are
+  // next used inside the window (by batch b > t): each takes a free slot,
+  // else the farthest victim if that one's next use is later than b (rows
+  // with none first). They join the eviction order only after the pass, so
+  // no companion displaces another of the same plan (two reads into one
+  // slot in one submission).
+  void AdmitCompanions(int32_t t, BatchRecord& rec, BatchPlan& plan) {
+    const int64_t per_page = this->config().page_rows;
+    const int64_t space = this->config().key_space;
+    pages_.clear();
+    for (const int32_t i : this->misses_) pages_.push_back(rec.keys[i] / per_page);
+    std::sort(pages_.begin(), pages_.end());
+    pages_.erase(std::unique(pages_.begin(), pages_.end()), pages_.end());
+    admitted_.clear();
+    int32_t far = horizon_;  // the farthest batch that may still hold a victim
+    for (const int64_t page : pages_) {
+      const int64_t end = std::min(space, (page + 1) * per_page);
+      for (int64_t key = page * per_page; key < end; ++key) {
+        LookaheadState* s = this->keys_.Find(key);
+        if (s == nullptr || s->slot1 != 0 || s->head1 == 0) continue;
+        const int32_t next = s->head1 - 1;
+        if (next <= t) continue;
+        int32_t slot = -1;
+        if (this->slots_.num_free() > 0) {
+          slot = this->slots_.TakeFree();
+        } else if (!never_.empty()) {
+          slot = never_.front();
+          never_.Remove(slot);
+          this->Evict(slot, plan);
+        } else {
+          while (far > next && this->window_.at(far).candidates.count() == 0) --far;
+          if (far <= next) continue;  // every evictable row is needed sooner
+          BatchRecord& r = this->window_.at(far);
+          const int32_t p = r.candidates.Last();
+          r.candidates.Erase(p);
+          slot = this->keys_.Find(r.keys[p])->slot1 - 1;
+          this->Evict(slot, plan);
+          s = this->keys_.Find(key);  // (a sparse map may have moved it)
+        }
+        s->slot1 = slot + 1;
+        this->slots_.Assign(slot, key, /*pins=*/0);
+        plan.fetches.push_back(SlotKey{key, slot});
+        ++this->counters_.fetches;
+        ++this->counters_.companions;
+        admitted_.push_back(key);
+      }
+    }
+    for (const int64_t key : admitted_) {
+      const LookaheadState& s = *this->keys_.Find(key);
+      this->window_.at(s.head1 - 1).candidates.Insert(s.head_pos);
+    }
   }
 
   static int32_t Offset(const BatchRecord& rec, int32_t t, int32_t h, int32_t i) {
@@ -218,6 +275,8 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
   std::vector<int32_t> evicting_;     // misses that evict, in order
   std::vector<int32_t> victims_;      // their slots, in the same order
   std::vector<int64_t> victim_keys_;  // scratch
+  std::vector<int64_t> pages_;        // companions: pages of the plan's misses
+  std::vector<int64_t> admitted_;     // companions admitted by the plan
 };
 
 }  // namespace

@@ -20,7 +20,11 @@ using internal::CeilLog2;
 using internal::FeistelPermutation;
 
 // Streams of the generator, folded into the seed's key.
-enum Stream : uint64_t { kEdges = 1, kFeatures = 2, kMeans = 3, kSplit = 4, kInClass = 5, kPerm = 6, kClassPerm = 7 };
+enum Stream : uint64_t {
+  kEdges = 1, kFeatures = 2, kMeans = 3, kSplit = 4, kInClass = 5, kPerm = 6, kClassPerm = 7, kCommunity = 8
+};
+
+RngKey RootKey(uint64_t seed) { return RngKey::FromSeed(seed).Fold(static_cast<uint64_t>(RngPurpose::kGenerate)); }
 
 constexpr int64_t kEdgeChunk = int64_t{1} << 16;   // edges per parallel task
 constexpr int64_t kEdgeBlock = int64_t{1} << 22;   // edges buffered before the builder
@@ -31,6 +35,7 @@ struct Model {
   const GenerateGraphOptions* o;
   RngKey edges, in_class, features, means, split;
   uint64_t perm_key, class_perm_key;
+  uint64_t community_key;  // P: node -> community slot (communities only)
   int scale;
   float pa, pab, pabc;  // cumulative quadrant probabilities
   float col0;           // P(column bit = 0) = a + c
@@ -83,31 +88,46 @@ int64_t RmatColumn(const Model& m, int64_t n, Uniforms* u) {
   }
 }
 
-void GenerateEdge(const Model& m, int64_t e, int64_t* src, int64_t* dst) {
-  const int64_t n = m.o->num_nodes, classes = m.o->num_classes;
+// Node v's group: its community (slot P(v) mod K) with communities, else
+// its class (v mod C). Group g's members are the nodes whose slot (P(v), or
+// v without communities) is g + groups * j.
+int64_t GroupOf(const Model& m, int64_t v) {
+  if (m.o->num_communities == 0) return v % m.o->num_classes;
+  return FeistelPermutation(m.o->num_nodes, m.community_key)(v) % m.o->num_communities;
+}
+
+int64_t ClassOf(const Model& m, int64_t v) { return GroupOf(m, v) % m.o->num_classes; }
+
+// Returns whether the edge's ends share a community (false without them).
+bool GenerateEdge(const Model& m, int64_t e, int64_t* src, int64_t* dst) {
+  const int64_t n = m.o->num_nodes;
+  const bool communities = m.o->num_communities > 0;
+  const int64_t groups = communities ? m.o->num_communities : m.o->num_classes;
   const FeistelPermutation perm(n, m.perm_key);
   Uniforms u{&m.edges, static_cast<uint64_t>(e), 0};
   int64_t r, c;
   RmatPair(m, n, &u, &r, &c);
   const int64_t s = perm(r);
   int64_t d = perm(c);
+  const int64_t g = GroupOf(m, s);
   if (m.in_class.Uniform(static_cast<uint64_t>(e), 0) < m.o->p_in) {
-    const int64_t cls = s % classes;
-    const int64_t members = (n - cls + classes - 1) / classes;
+    const int64_t members = (n - g + groups - 1) / groups;
     Uniforms uc{&m.edges, static_cast<uint64_t>(e), uint64_t{1} << 32};
     const int64_t j = RmatColumn(m, members, &uc);
-    const FeistelPermutation class_perm(members, Mix64(m.class_perm_key ^ static_cast<uint64_t>(cls)));
-    d = cls + classes * class_perm(j);
+    const FeistelPermutation group_perm(members, Mix64(m.class_perm_key ^ static_cast<uint64_t>(g)));
+    const int64_t slot = g + groups * group_perm(j);
+    d = communities ? FeistelPermutation(n, m.community_key).Inverse(slot) : slot;
   }
   *src = s;
   *dst = d;
+  return communities && GroupOf(m, d) == g;
 }
 
 // Fills rows [begin, end) of features (f32) into out.
 void GenerateFeatures(const Model& m, const std::vector<float>& means, int64_t begin, int64_t end, float* out) {
-  const int64_t f = m.o->feature_dim, classes = m.o->num_classes;
+  const int64_t f = m.o->feature_dim;
   for (int64_t v = begin; v < end; ++v) {
-    const float* mean = means.data() + (v % classes) * f;
+    const float* mean = means.data() + ClassOf(m, v) * f;
     float* row = out + (v - begin) * f;
     for (int64_t j = 0; j < f; j += 4) {
       const Uint4 b = m.features.Bits(static_cast<uint64_t>(v), static_cast<uint64_t>(j / 4));
@@ -131,6 +151,11 @@ Status Validate(const GenerateGraphOptions& o) {
   if (o.feature_dim < 0) return InvalidArgument("generate graph: --features must be >= 0");
   if (o.num_classes < 1 || o.num_classes > o.num_nodes) {
     return InvalidArgument("generate graph: --classes must be in [1, nodes]");
+  }
+  if (o.num_communities != 0 && (o.num_communities < o.num_classes || o.num_communities > o.num_nodes)) {
+    return InvalidArgument("generate graph: --communities must be 0 (none) or in [classes, nodes] = [" +
+                           std::to_string(o.num_classes) + ", " + std::to_string(o.num_nodes) + "], got " +
+                           std::to_string(o.num_communities) + " (classes are communities mod classes)");
   }
   if (!(o.rmat_a >= 0 && o.rmat_b >= 0 && o.rmat_c >= 0 && o.rmat_a + o.rmat_b + o.rmat_c <= 1.0 + 1e-9)) {
     return InvalidArgument("generate graph: R-MAT a, b, c must be >= 0 with a + b + c <= 1");
@@ -160,7 +185,7 @@ Status Validate(const GenerateGraphOptions& o) {
 Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, GenerateGraphReport* report) {
   FS_RETURN_IF_ERROR(Validate(o));
   ThreadPool* pool = ctx.pool ? ctx.pool : DefaultThreadPool();
-  const RngKey root = RngKey::FromSeed(o.seed).Fold(static_cast<uint64_t>(RngPurpose::kGenerate));
+  const RngKey root = RootKey(o.seed);
   Model m;
   m.o = &o;
   m.edges = root.Fold(kEdges);
@@ -170,6 +195,7 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
   m.split = root.Fold(kSplit);
   m.perm_key = root.Fold(kPerm).key;
   m.class_perm_key = root.Fold(kClassPerm).key;
+  m.community_key = root.Fold(kCommunity).key;
   m.scale = CeilLog2(o.num_nodes);
   m.pa = static_cast<float>(o.rmat_a);
   m.pab = static_cast<float>(o.rmat_a + o.rmat_b);
@@ -188,14 +214,19 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
   bo.keep_duplicates = o.keep_multi_edges;
   bo.pool = pool;
   FS_ASSIGN_OR_RETURN(auto builder, graph::CsrBuilder::Create(bo));
+  int64_t intra = 0;
   {
     const int64_t block = std::min(kEdgeBlock, std::max<int64_t>(o.num_edges, 1));
     std::vector<int64_t> src(static_cast<size_t>(block)), dst(static_cast<size_t>(block));
     for (int64_t base = 0; base < o.num_edges; base += block) {
       const int64_t count = std::min(block, o.num_edges - base);
-      pool->ParallelFor(count, kEdgeChunk, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) GenerateEdge(m, base + i, &src[i], &dst[i]);
+      std::vector<int64_t> chunk_intra(static_cast<size_t>(ThreadPool::NumChunks(count, kEdgeChunk)), 0);
+      pool->ParallelForChunks(count, kEdgeChunk, [&](int64_t k, int64_t b, int64_t e) {
+        int64_t same = 0;
+        for (int64_t i = b; i < e; ++i) same += GenerateEdge(m, base + i, &src[i], &dst[i]);
+        chunk_intra[static_cast<size_t>(k)] = same;
       });
+      for (int64_t c : chunk_intra) intra += c;
       FS_RETURN_IF_ERROR(builder->AddBatch(src.data(), dst.data(), count));
     }
   }
@@ -260,7 +291,7 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
       lab.clear();
       for (auto& v : ids) v.clear();
       for (int64_t v = base; v < end; ++v) {
-        lab.push_back(static_cast<int32_t>(v % o.num_classes));
+        lab.push_back(static_cast<int32_t>(ClassOf(m, v)));
         const float u = m.split.Uniform(static_cast<uint64_t>(v), 0);
         for (int k = 0; k < 3; ++k) {
           if (u < cut[k]) {
@@ -291,17 +322,17 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
   man.id_map = storage::IdMap::kNone;
   man.source = {
       {"tool", "foresight generate graph"},
-      {"generator", "rmat-planted"},
+      {"generator", o.num_communities > 0 ? "rmat-communities" : "rmat-planted"},
       {"params",
        {{"nodes", n}, {"edges", o.num_edges}, {"features", f}, {"classes", o.num_classes}, {"seed", o.seed},
-        {"rmat_a", o.rmat_a}, {"rmat_b", o.rmat_b}, {"rmat_c", o.rmat_c}, {"p_in", o.p_in},
+        {"rmat_a", o.rmat_a}, {"rmat_b", o.rmat_b}, {"rmat_c", o.rmat_c}, {"p_in", o.p_in}, {"communities", o.num_communities},
         {"feature_signal", o.feature_signal}, {"train_frac", o.train_frac}, {"val_frac", o.val_frac},
         {"test_frac", o.test_frac}, {"keep_multi_edges", o.keep_multi_edges},
         {"keep_self_loops", o.keep_self_loops}, {"undirected", o.undirected}, {"feature_dtype", o.feature_dtype}}},
       {"counts",
        {{"edges", st.num_edges}, {"self_loops_dropped", st.self_loops_dropped},
         {"duplicates_dropped", st.duplicates_dropped}, {"train", split_counts[0]}, {"val", split_counts[1]},
-        {"test", split_counts[2]}}}};
+        {"test", split_counts[2]}, {"intra_community_edges", intra}}}};
   if (o.task == "link") {
     man.source["params"]["task"] = o.task;
     man.source["params"]["edge_split"] = o.edge_split;
@@ -315,8 +346,14 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
     report->num_train = split_counts[0];
     report->num_val = split_counts[1];
     report->num_test = split_counts[2];
+    report->intra_community_edges = intra;
   }
   return Status::OK();
+}
+
+int64_t GeneratedCommunity(const GenerateGraphOptions& options, int64_t node) {
+  return FeistelPermutation(options.num_nodes, RootKey(options.seed).Fold(kCommunity).key)(node) %
+         std::max<int64_t>(options.num_communities, 1);
 }
 
 }  // namespace foresight::datasets

@@ -38,6 +38,22 @@ class FeistelPermutation {
     } while (v >= static_cast<uint64_t>(n_));
     return static_cast<int64_t>(v);
   }
+  // The x with (*this)(x) == y: the rounds undone in reverse order, with
+  // the same cycle walking (y's predecessors outside [0, n) are skipped).
+  int64_t Inverse(int64_t y) const {
+    uint64_t v = static_cast<uint64_t>(y);
+    do {
+      uint64_t l = v >> half_, r = v & mask_;
+      for (uint64_t round = 4; round-- > 0;) {
+        const uint64_t f = Mix64(key_ ^ (round << 56) ^ l) & mask_;
+        const uint64_t pr = l;
+        l = r ^ f;
+        r = pr;
+      }
+      v = (l << half_) | r;
+    } while (v >= static_cast<uint64_t>(n_));
+    return static_cast<int64_t>(v);
+  }
 
  private:
   int64_t n_;

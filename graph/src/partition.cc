@@ -15,6 +15,7 @@
 #include "foresight/storage/dataset.h"
 #include "partition_io.h"
 #include "partitioners.h"
+#include "node_order.h"
 #include "renumber.h"
 
 namespace foresight::graph {
@@ -50,6 +51,7 @@ Status CheckOptions(const PartitionOptions& o) {
   if (!(o.imbalance >= 0.0) || !std::isfinite(o.imbalance)) {
     return InvalidArgument("imbalance must be a finite number >= 0, got " + std::to_string(o.imbalance));
   }
+  FS_RETURN_IF_ERROR(internal::ParseNodeOrder(o.node_order).status());
   if (o.memory_budget_bytes < 0) {
     return InvalidArgument("--memory-budget must be >= 0, got " + std::to_string(o.memory_budget_bytes));
   }
@@ -68,7 +70,19 @@ StatusOr<MemoryPlan> PlanMemory(const SourceDataset& src, const PartitionOptions
   const int64_t isz = src.indices_i64() ? 8 : 4;
   // Renumbering: the source indptr (8 B a node), part (4), new ids (8), new
   // indptr (8); the longest row twice (read and mapped copies).
-  const int64_t renumber = 28 * n + 2 * src.max_degree * isz;
+  // A node order's ranks (8 B a node) stay through the renumbering; bfs
+  // also reads the neighbour lists before it starts.
+  FS_ASSIGN_OR_RETURN(const internal::NodeOrder order, internal::ParseNodeOrder(o.node_order));
+  const int64_t ranks = order == internal::NodeOrder::kNone ? 0 : 8 * n;
+  const int64_t renumber = 28 * n + ranks + 2 * src.max_degree * isz;
+  const int64_t ordering = internal::NodeOrderMemory(src, order);
+  if (ordering > 0 && o.memory_budget_bytes > 0 && baseline + ordering > o.memory_budget_bytes) {
+    return ResourceExhausted("--node-order " + o.node_order + " needs an estimated " + Bytes(baseline + ordering) +
+                             " for " + std::to_string(n) + " nodes and " + std::to_string(src.num_edges) +
+                             " edges, over --memory-budget " + Bytes(o.memory_budget_bytes) +
+                             (order == internal::NodeOrder::kBfs ? "; --node-order degree needs 16 bytes a node"
+                                                                 : ""));
+  }
   int64_t fixed = renumber;
   if (o.method == "metis") {
     const int64_t metis = internal::MetisMemoryEstimate(n, src.num_edges) + 12 * n;
@@ -108,6 +122,7 @@ nlohmann::json PartitionsJson(const PartitionReport& r, const PartitionOptions& 
           {"balance", r.balance},
           {"imbalance", o.imbalance},
           {"seed", o.seed},
+          {"node_order", o.node_order},
           {"seconds", r.seconds},
           {"peak_rss_bytes", r.peak_rss_bytes}};
 }
@@ -163,13 +178,20 @@ StatusOr<PartitionReport> PartitionDataset(const ExecContext& ctx, const std::st
   r.num_edges = src.num_edges;
   r.balance = internal::Balance(r.offsets);
 
+  FS_ASSIGN_OR_RETURN(const internal::NodeOrder order, internal::ParseNodeOrder(options.node_order));
+  std::vector<int64_t> rank;
+  if (order != internal::NodeOrder::kNone) {
+    FS_LOG(INFO) << "partition: " << internal::NodeOrderName(order) << " node order inside the partitions";
+    FS_ASSIGN_OR_RETURN(rank, internal::NodeRanks(src, part, r.offsets, order));
+  }
   internal::RenumberOptions ro;
   ro.read_chunk_bytes = plan.read_chunk;
   ro.write_buffer_bytes = plan.write_buffers;
   ro.pool = pool;
   internal::RenumberResult rr;
-  FS_RETURN_IF_ERROR(internal::WriteRenumbered(src, part, r.offsets, ro, writer->staging_dir(), &rr));
+  FS_RETURN_IF_ERROR(internal::WriteRenumbered(src, part, r.offsets, rank, ro, writer->staging_dir(), &rr));
   std::vector<int32_t>().swap(part);
+  std::vector<int64_t>().swap(rank);
   r.edge_cut = rr.edge_cut;
   r.cut_fraction = r.num_edges > 0 ? static_cast<double>(r.edge_cut) / static_cast<double>(r.num_edges) : 0.0;
   r.seconds = elapsed();

@@ -161,6 +161,48 @@ Status RegionWriter::Finish() {
   return Status::OK();
 }
 
+ScatterWriter::ScatterWriter(OutputArray* out, size_t buffer_bytes)
+    : out_(out), buffer_bytes_(std::max<size_t>(buffer_bytes, 1)) {}
+
+Status ScatterWriter::Put(uint64_t offset, const void* data, size_t bytes) {
+  if (buf_.size() + bytes > buffer_bytes_) FS_RETURN_IF_ERROR(Flush());
+  if (bytes >= buffer_bytes_) return out_->WriteAt(offset, data, bytes);
+  if (buf_.capacity() < buffer_bytes_) buf_.reserve(buffer_bytes_);
+  runs_.push_back({offset, buf_.size(), bytes});
+  buf_.insert(buf_.end(), static_cast<const char*>(data), static_cast<const char*>(data) + bytes);
+  return Status::OK();
+}
+
+Status ScatterWriter::Flush() {
+  std::sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) { return a.offset < b.offset; });
+  size_t i = 0;
+  while (i < runs_.size()) {
+    size_t j = i + 1;
+    uint64_t end = runs_[i].offset + runs_[i].bytes;
+    while (j < runs_.size() && runs_[j].offset == end) end += runs_[j++].bytes;
+    if (j == i + 1) {
+      FS_RETURN_IF_ERROR(out_->WriteAt(runs_[i].offset, buf_.data() + runs_[i].at, runs_[i].bytes));
+    } else {
+      merged_.resize(static_cast<size_t>(end - runs_[i].offset));
+      for (size_t k = i; k < j; ++k) {
+        std::memcpy(merged_.data() + (runs_[k].offset - runs_[i].offset), buf_.data() + runs_[k].at, runs_[k].bytes);
+      }
+      FS_RETURN_IF_ERROR(out_->WriteAt(runs_[i].offset, merged_.data(), merged_.size()));
+    }
+    i = j;
+  }
+  runs_.clear();
+  buf_.clear();
+  return Status::OK();
+}
+
+Status ScatterWriter::Finish() {
+  FS_RETURN_IF_ERROR(Flush());
+  std::vector<char>().swap(buf_);
+  std::vector<char>().swap(merged_);
+  return Status::OK();
+}
+
 void SetWriteLimitForTesting(int64_t bytes) { g_write_limit.store(bytes, std::memory_order_relaxed); }
 
 }  // namespace foresight::graph::internal

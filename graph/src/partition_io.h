@@ -93,6 +93,30 @@ class RegionWriter {
   size_t buffer_bytes_;
 };
 
+// Writes byte runs of an OutputArray at any data offsets: runs are buffered
+// (up to `buffer_bytes`) and written sorted by offset, neighbouring runs as
+// one pwrite, so rows placed in a new order inside their partitions (a node
+// order) cost about one write per contiguous run. Not thread-safe.
+class ScatterWriter {
+ public:
+  ScatterWriter(OutputArray* out, size_t buffer_bytes);
+  Status Put(uint64_t offset, const void* data, size_t bytes);
+  // Writes what is buffered (OutputArray::Finish then checks completeness).
+  Status Finish();
+
+ private:
+  struct Run {
+    uint64_t offset;
+    size_t at;  // in buf_
+    size_t bytes;
+  };
+  Status Flush();
+  OutputArray* out_;
+  size_t buffer_bytes_;
+  std::vector<char> buf_, merged_;
+  std::vector<Run> runs_;
+};
+
 // Test hook: after `bytes` more bytes are written through OutputArray, every
 // write fails with ENOSPC, as on a full disk. Negative (the default) = off.
 void SetWriteLimitForTesting(int64_t bytes);

@@ -42,20 +42,53 @@ size_t RegionBuffer(const RenumberOptions& o, size_t parts) {
   return std::max<size_t>(size_t{4096}, o.write_buffer_bytes / std::max<size_t>(parts, 1));
 }
 
+// A ScatterWriter holds its buffer and, while writing, a merged copy of up
+// to the same size: half the write budget each.
+size_t ScatterBuffer(const RenumberOptions& o) { return std::max<size_t>(size_t{4096}, o.write_buffer_bytes / 2); }
+
+// Runs of rows [i, j) of a chunk whose new ids are consecutive (rows
+// placed by a node order): visit(i, j) for each, in chunk order.
+template <typename Visit>
+Status ForEachPlacedRun(const int64_t* new_id, int64_t first, int64_t count, Visit&& visit) {
+  int64_t i = 0;
+  while (i < count) {
+    int64_t j = i + 1;
+    while (j < count && new_id[first + j] == new_id[first + i] + (j - i)) ++j;
+    FS_RETURN_IF_ERROR(visit(i, j));
+    i = j;
+  }
+  return Status::OK();
+}
+
 // A node array (one row per node) in new order: rows come from `read`
-// (rows [first, first + count) of the old order into a buffer).
+// (rows [first, first + count) of the old order into a buffer). `placed`:
+// the new ids when a node order places rows inside their partitions; null
+// when every partition keeps old order (rows appended to its region).
 Status ScatterNodeRows(const std::function<Status(int64_t, int64_t, void*)>& read,
                        const storage::NpyInfo& like, const Shape& shape, size_t row_bytes,
                        const std::vector<int32_t>& part, const std::vector<int64_t>& offsets,
-                       const RenumberOptions& o, const std::string& path) {
+                       const std::vector<int64_t>* placed, const RenumberOptions& o, const std::string& path) {
   const int64_t n = static_cast<int64_t>(part.size());
   FS_ASSIGN_OR_RETURN(auto out, OutputArray::Create(path, like, shape));
   if (out->data_bytes() == 0) return out->Finish();
+  const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(o.read_chunk_bytes / row_bytes));
+  std::vector<char> buf(static_cast<size_t>(std::min(chunk_rows, n)) * row_bytes);
+  if (placed != nullptr) {
+    ScatterWriter writer(out.get(), ScatterBuffer(o));
+    for (int64_t first = 0; first < n; first += chunk_rows) {
+      const int64_t count = std::min(chunk_rows, n - first);
+      FS_RETURN_IF_ERROR(read(first, count, buf.data()));
+      FS_RETURN_IF_ERROR(ForEachPlacedRun(placed->data(), first, count, [&](int64_t i, int64_t j) {
+        return writer.Put(static_cast<uint64_t>((*placed)[first + i]) * row_bytes, buf.data() + i * row_bytes,
+                          static_cast<size_t>(j - i) * row_bytes);
+      }));
+    }
+    FS_RETURN_IF_ERROR(writer.Finish());
+    return out->Finish();
+  }
   std::vector<uint64_t> begin(offsets.size());
   for (size_t p = 0; p < offsets.size(); ++p) begin[p] = static_cast<uint64_t>(offsets[p]) * row_bytes;
   RegionWriter writer(out.get(), std::move(begin), RegionBuffer(o, offsets.size() - 1));
-  const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(o.read_chunk_bytes / row_bytes));
-  std::vector<char> buf(static_cast<size_t>(std::min(chunk_rows, n)) * row_bytes);
   for (int64_t first = 0; first < n; first += chunk_rows) {
     const int64_t count = std::min(chunk_rows, n - first);
     FS_RETURN_IF_ERROR(read(first, count, buf.data()));
@@ -66,10 +99,11 @@ Status ScatterNodeRows(const std::function<Status(int64_t, int64_t, void*)>& rea
 }
 
 Status WriteNodeArray(const SourceArray& src, const std::vector<int32_t>& part,
-                      const std::vector<int64_t>& offsets, const RenumberOptions& o, const std::string& path) {
+                      const std::vector<int64_t>& offsets, const std::vector<int64_t>* placed,
+                      const RenumberOptions& o, const std::string& path) {
   return ScatterNodeRows(
       [&src](int64_t first, int64_t count, void* buf) { return src.ReadRows(first, count, buf); },
-      src.info(), src.info().shape, src.row_bytes(), part, offsets, o, path);
+      src.info(), src.info().shape, src.row_bytes(), part, offsets, placed, o, path);
 }
 
 // Split ids (O(#ids) in memory): each id mapped, order kept.
@@ -94,7 +128,7 @@ Status WriteSplit(const SourceArray& src, const std::vector<int64_t>& new_id, co
 template <typename T>
 Status WriteIndices(const SourceDataset& src, const std::vector<int32_t>& part,
                     const std::vector<int64_t>& offsets, const std::vector<int64_t>& new_id,
-                    const std::vector<int64_t>& new_indptr, const RenumberOptions& o,
+                    const std::vector<int64_t>& new_indptr, bool placed, const RenumberOptions& o,
                     const std::string& path, int64_t* edge_cut) {
   FS_ASSIGN_OR_RETURN(auto out, OutputArray::Create(path, src.indices.info(), src.indices.info().shape));
   if (out->data_bytes() == 0) return out->Finish();
@@ -104,6 +138,7 @@ Status WriteIndices(const SourceDataset& src, const std::vector<int32_t>& part,
     begin[p] = static_cast<uint64_t>(new_indptr[static_cast<size_t>(offsets[p])]) * sizeof(T);
   }
   RegionWriter writer(out.get(), std::move(begin), RegionBuffer(o, parts));
+  ScatterWriter scatter(out.get(), placed ? ScatterBuffer(o) : 0);
   CsrChunkReader reader(src, ChunkEdgesFor(src, o.read_chunk_bytes));
   const int64_t* indptr = src.indptr.data();
   const int32_t* pt = part.data();
@@ -141,6 +176,15 @@ Status WriteIndices(const SourceDataset& src, const std::vector<int32_t>& part,
       cut[static_cast<size_t>(c)] = local_cut;
     });
     for (int64_t c : cut) *edge_cut += c;
+    if (placed) {  // rows with consecutive new ids are one run
+      FS_RETURN_IF_ERROR(ForEachPlacedRun(nid, begin_row, rows, [&](int64_t i, int64_t j) {
+        const int64_t v = begin_row + i, w = begin_row + j;
+        return scatter.Put(static_cast<uint64_t>(new_indptr[static_cast<size_t>(nid[v])]) * sizeof(T),
+                           m + (indptr[v] - base), static_cast<size_t>(indptr[w] - indptr[v]) * sizeof(T));
+      }));
+      progress.Advance(rows);
+      continue;
+    }
     // Rows of one partition that are neighbours in old order are one run.
     int64_t v = begin_row;
     while (v < end_row) {
@@ -154,7 +198,7 @@ Status WriteIndices(const SourceDataset& src, const std::vector<int32_t>& part,
     progress.Advance(rows);
   }
   progress.Finish("");
-  FS_RETURN_IF_ERROR(writer.Finish());
+  FS_RETURN_IF_ERROR(placed ? scatter.Finish() : writer.Finish());
   return out->Finish();
 }
 
@@ -211,10 +255,31 @@ double Balance(const std::vector<int64_t>& offsets) {
 }
 
 Status WriteRenumbered(const SourceDataset& src, const std::vector<int32_t>& part,
-                       const std::vector<int64_t>& offsets, const RenumberOptions& o,
-                       const std::string& out_dir, RenumberResult* result) {
+                       const std::vector<int64_t>& offsets, const std::vector<int64_t>& rank,
+                       const RenumberOptions& o, const std::string& out_dir, RenumberResult* result) {
   const int64_t n = src.num_nodes;
-  const std::vector<int64_t> new_id = NewIds(part, offsets, o.pool);
+  const bool ordered = !rank.empty();
+  std::vector<int64_t> new_id;
+  if (ordered) {
+    if (static_cast<int64_t>(rank.size()) != n) {
+      return Internal("renumber: ranks for " + std::to_string(rank.size()) + " of " + std::to_string(n) + " nodes");
+    }
+    new_id.resize(static_cast<size_t>(n));
+    std::vector<bool> taken(static_cast<size_t>(n), false);
+    for (int64_t v = 0; v < n; ++v) {
+      const int64_t p = part[v];
+      if (rank[v] < 0 || rank[v] >= offsets[p + 1] - offsets[p] || taken[offsets[p] + rank[v]]) {
+        return Internal("renumber: node " + std::to_string(v) + " has rank " + std::to_string(rank[v]) +
+                        " in partition " + std::to_string(p) + ", not a free place of its " +
+                        std::to_string(offsets[p + 1] - offsets[p]));
+      }
+      new_id[v] = offsets[p] + rank[v];
+      taken[new_id[v]] = true;
+    }
+  } else {
+    new_id = NewIds(part, offsets, o.pool);
+  }
+  const std::vector<int64_t>* placed = ordered ? &new_id : nullptr;
   const auto path = [&out_dir](const char* file) { return out_dir + "/" + file; };
 
   // indptr: row new_id[v] has v's degree.
@@ -230,20 +295,21 @@ Status WriteRenumbered(const SourceDataset& src, const std::vector<int32_t>& par
     FS_RETURN_IF_ERROR(out->Finish());
     result->edge_cut = 0;
     if (src.indices_i64()) {
-      FS_RETURN_IF_ERROR(WriteIndices<int64_t>(src, part, offsets, new_id, new_indptr, o,
+      FS_RETURN_IF_ERROR(WriteIndices<int64_t>(src, part, offsets, new_id, new_indptr, ordered, o,
                                                path(storage::kIndicesFile), &result->edge_cut));
     } else {
-      FS_RETURN_IF_ERROR(WriteIndices<int32_t>(src, part, offsets, new_id, new_indptr, o,
+      FS_RETURN_IF_ERROR(WriteIndices<int32_t>(src, part, offsets, new_id, new_indptr, ordered, o,
                                                path(storage::kIndicesFile), &result->edge_cut));
     }
   }
-  FS_RETURN_IF_ERROR(WriteNodeArray(src.features, part, offsets, o, path(storage::kFeaturesFile)));
-  FS_RETURN_IF_ERROR(WriteNodeArray(src.labels, part, offsets, o, path(storage::kLabelsFile)));
+  FS_RETURN_IF_ERROR(WriteNodeArray(src.features, part, offsets, placed, o, path(storage::kFeaturesFile)));
+  FS_RETURN_IF_ERROR(WriteNodeArray(src.labels, part, offsets, placed, o, path(storage::kLabelsFile)));
   FS_RETURN_IF_ERROR(WriteSplit(src.train_ids, new_id, path(storage::kTrainIdsFile)));
   FS_RETURN_IF_ERROR(WriteSplit(src.val_ids, new_id, path(storage::kValIdsFile)));
   FS_RETURN_IF_ERROR(WriteSplit(src.test_ids, new_id, path(storage::kTestIdsFile)));
   if (src.original_ids) {
-    FS_RETURN_IF_ERROR(WriteNodeArray(*src.original_ids, part, offsets, o, path(storage::kOriginalIdsFile)));
+    FS_RETURN_IF_ERROR(
+        WriteNodeArray(*src.original_ids, part, offsets, placed, o, path(storage::kOriginalIdsFile)));
   } else {
     // The identity: new id -> the input's id.
     storage::NpyInfo i64;
@@ -254,7 +320,7 @@ Status WriteRenumbered(const SourceDataset& src, const std::vector<int32_t>& par
           std::iota(static_cast<int64_t*>(buf), static_cast<int64_t*>(buf) + count, first);
           return Status::OK();
         },
-        i64, {n}, sizeof(int64_t), part, offsets, o, path(storage::kOriginalIdsFile)));
+        i64, {n}, sizeof(int64_t), part, offsets, placed, o, path(storage::kOriginalIdsFile)));
   }
   return Status::OK();
 }

@@ -42,8 +42,12 @@ struct RenumberResult {
 // renumbered dataset into `out_dir` under the standard file names.
 // Neighbour lists are mapped to new ids and sorted ascending (the order
 // CsrBuilder writes). DataLoss names the source file on a bad id.
+// `rank`: empty (a node's new id is its partition's offset plus its rank
+// among the partition's nodes in old id order: every region is appended
+// sequentially), or rank[v] inside v's partition from a node order
+// (node_order.h: rows are placed by a ScatterWriter).
 Status WriteRenumbered(const SourceDataset& src, const std::vector<int32_t>& part,
-                       const std::vector<int64_t>& offsets, const RenumberOptions& options,
-                       const std::string& out_dir, RenumberResult* result);
+                       const std::vector<int64_t>& offsets, const std::vector<int64_t>& rank,
+                       const RenumberOptions& options, const std::string& out_dir, RenumberResult* result);
 
 }  // namespace foresight::graph::internal

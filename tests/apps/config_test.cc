@@ -46,6 +46,7 @@ cache-policy: lru
 cache_size: 64M
 lookahead: 4
 io_depth: 16
+page_companions: "off"
 memory-budget: 1G
 order: partition
 sampling: resident
@@ -111,6 +112,7 @@ cache_policy = "lru"
 cache-size = "64M"
 lookahead = 4
 io-depth = 16
+page-companions = "off"
 memory_budget = 1073741824
 order = "partition"
 sampling = "resident"
@@ -175,6 +177,7 @@ std::vector<FlagValue> kFlags = {
     {"cache-size", ConfigValue::Text("65536K")},
     {"lookahead", ConfigValue::Text("4")},
     {"io-depth", ConfigValue::Text("16")},
+    {"page-companions", ConfigValue::Text("off")},
     {"memory-budget", ConfigValue::Text("1G")},
     {"order", ConfigValue::Text("partition")},
     {"sampling", ConfigValue::Text("resident")},
@@ -251,6 +254,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.cache_size, int64_t{64} << 20);
   EXPECT_EQ(o.lookahead, 4);
   EXPECT_EQ(o.io_depth, 16);
+  EXPECT_EQ(o.page_companions, "off");
   EXPECT_EQ(o.memory_budget, int64_t{1} << 30);
   EXPECT_EQ(o.order, "partition");
   EXPECT_EQ(o.sampling, "resident");

@@ -63,6 +63,12 @@ TEST_F(PartitionCliTest, PrintsTheReportAndWritesTheDataset) {
   EXPECT_EQ(nlohmann::json::parse(r2.out)["dataset"], ds_);
   const nlohmann::json m2 = nlohmann::json::parse(testing::ReadFile(ds_ + "/manifest.json"));
   EXPECT_EQ(m2["partitions"]["method"], "metis");
+  EXPECT_EQ(m2["partitions"]["node_order"], "none");
+  // A node order inside the partitions: reported and stored.
+  const Result r3 = Foresight("partition " + Quote(out) + " --parts 4 --method stream --node-order bfs --quiet");
+  ASSERT_EQ(r3.code, 0) << r3.err;
+  EXPECT_EQ(nlohmann::json::parse(r3.out)["node_order"], "bfs");
+  EXPECT_EQ(nlohmann::json::parse(testing::ReadFile(out + "/manifest.json"))["partitions"]["node_order"], "bfs");
   EXPECT_EQ(Entries(tmp_.path()), (std::vector<std::string>{"g", "out"}));
 }
 
@@ -81,6 +87,9 @@ TEST_F(PartitionCliTest, ErrorsAndExitCodes) {
   r = Foresight("partition " + Quote(ds_) + " --parts 2 --method spectral");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--method must be metis or stream, got \"spectral\""), std::string::npos) << r.err;
+  r = Foresight("partition " + Quote(ds_) + " --parts 2 --node-order rcm");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--node-order must be none, degree or bfs, got \"rcm\""), std::string::npos) << r.err;
   r = Foresight("partition " + Quote(ds_) + " --parts 2 --method metis --memory-budget 1M");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("metis needs an estimated"), std::string::npos) << r.err;

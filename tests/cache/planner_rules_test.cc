@@ -81,6 +81,66 @@ TEST(CachePlanner, PinnedSlotsAreNeverReassigned) {
   }
 }
 
+// Distinct pages (of `per_page` keys) that the plans read: fetches and
+// bypass rows (the reads a page-granular store issues, at least).
+int64_t PagesRead(const RunResult& r, int64_t per_page) {
+  int64_t pages = 0;
+  for (const BatchPlan& p : r.plans) {
+    std::set<int64_t> read;
+    for (const SlotKey& f : p.fetches) read.insert(f.key / per_page);
+    for (const int64_t i : p.bypass) read.insert(p.keys[i] / per_page);
+    pages += static_cast<int64_t>(read.size());
+  }
+  return pages;
+}
+
+// page_rows: companions keep every plan consistent (no pinned slot taken, no
+// slot fetched twice, every located key where the plan says), come only
+// from the pages of the plan's own misses, and on a trace whose batches
+// share neighbourhoods read fewer pages than the same cache without them.
+TEST(CachePlanner, PageCompanionsShareTheMissesReads) {
+  const Trace trace = NeighbourhoodTrace(200, 24, 2000, 11);
+  for (int64_t slots : {0, 5, 40, 300}) {
+    for (int depth : {1, 3}) {
+      for (int window : {0, 4, 16}) {
+        SCOPED_TRACE("slots " + std::to_string(slots) + " depth " + std::to_string(depth) + " window " +
+                     std::to_string(window));
+        CacheConfig c = Config(Policy::kLookahead, slots, window, 2000);
+        ASSERT_OK_AND_ASSIGN(RunResult plain, RunTrace(c, trace, depth));
+        c.page_rows = 4;
+        ASSERT_OK_AND_ASSIGN(RunResult paged, RunTrace(c, trace, depth));
+        CheckPlans(paged, trace, depth, slots);
+        for (const BatchPlan& p : paged.plans) {
+          std::set<int64_t> miss_pages;
+          for (size_t i = 0; i < p.keys.size(); ++i) {
+            if (p.location[i] == kBypass) miss_pages.insert(p.keys[i] / 4);
+          }
+          std::set<int64_t> batch_keys(p.keys.begin(), p.keys.end());
+          for (const SlotKey& f : p.fetches) {
+            if (!batch_keys.count(f.key)) {
+              // A companion: a page this plan reads for a miss of its own.
+              bool shares = miss_pages.count(f.key / 4) > 0;
+              for (const SlotKey& g : p.fetches) shares = shares || (batch_keys.count(g.key) && g.key / 4 == f.key / 4);
+              EXPECT_TRUE(shares) << "plan " << p.seq << " fetched " << f.key << " on a page it does not read";
+            }
+          }
+        }
+        if (slots >= 40 && window > 0) {
+          EXPECT_GT(paged.counters.companions, 0);
+          EXPECT_LT(PagesRead(paged, 4), PagesRead(plain, 4));
+        }
+        if (slots == 0 || window == 0) EXPECT_EQ(paged.counters.companions, 0);
+      }
+    }
+  }
+  CacheConfig bad = Config(Policy::kLookahead, 10, 4, 0);
+  bad.page_rows = 4;
+  EXPECT_ERROR_CONTAINS(CachePlanner::Create(bad), "page_rows", "dense keys");
+  bad = Config(Policy::kLookahead, 10, 4, 100, /*writable=*/true);
+  bad.page_rows = 4;
+  EXPECT_ERROR_CONTAINS(CachePlanner::Create(bad), "read-only");
+}
+
 TEST(CachePlanner, ABatchLargerThanTheCacheGetsEverySlot) {
   std::vector<int64_t> big;
   for (int64_t k = 0; k < 50; ++k) big.push_back((k * 37) % 50);

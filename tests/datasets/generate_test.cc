@@ -111,5 +111,70 @@ TEST(GenerateGraph, HalfFeaturesAndUndirected) {
   EXPECT_EQ(ds->features().dtype(), DType::kF16);
 }
 
+// --communities: a planted partition. Edge count as asked, the fraction of
+// edges inside a community near p_in + (1 - p_in) / K (counted from the
+// files, and as the report says), classes = community mod C, communities
+// scattered over the id range, the same bytes for the same seed.
+TEST(GenerateGraph, CommunitiesArePlantedScatteredAndDeterministic) {
+  testing::TempDir dir;
+  GenerateGraphOptions o = Small(dir.File("k"), 3);
+  o.num_communities = 40;
+  o.p_in = 0.9;
+  GenerateGraphReport report;
+  ThreadPool one(1), four(4);
+  ASSERT_OK(GenerateGraph(o, CpuContext(0, &four), &report));
+  GenerateGraphOptions again = o;
+  again.output = dir.File("k2");
+  ASSERT_OK(GenerateGraph(again, CpuContext(0, &one)));
+  for (const char* f : kFiles) {
+    EXPECT_EQ(testing::ReadFile(o.output + "/" + f), testing::ReadFile(again.output + "/" + f)) << f;
+  }
+  ASSERT_OK_AND_ASSIGN(auto ds, storage::Dataset::Open(o.output));
+  EXPECT_EQ(ds->num_edges(), o.num_edges - report.self_loops_dropped);
+  const int64_t n = ds->num_nodes();
+  std::vector<int64_t> community(static_cast<size_t>(n)), size(40, 0);
+  for (int64_t v = 0; v < n; ++v) {
+    community[v] = GeneratedCommunity(o, v);
+    ASSERT_GE(community[v], 0);
+    ASSERT_LT(community[v], 40);
+    ++size[community[v]];
+  }
+  // Balanced (75 each) and scattered: a community's members span the ids.
+  for (int64_t k = 0; k < 40; ++k) EXPECT_EQ(size[k], 75) << k;
+  int64_t first_block_communities = 0;
+  std::vector<bool> seen(40, false);
+  for (int64_t v = 0; v < 75; ++v) first_block_communities += !seen[community[v]], seen[community[v]] = true;
+  EXPECT_GT(first_block_communities, 20);  // ids 0..74 are not one community
+
+  const int64_t* indptr = ds->indptr().data<int64_t>();
+  const int32_t* indices = ds->indices().data<int32_t>();
+  const int32_t* labels = ds->labels().data<int32_t>();
+  int64_t intra = 0;
+  for (int64_t v = 0; v < n; ++v) {
+    EXPECT_EQ(labels[v], community[v] % 5) << v;
+    for (int64_t k = indptr[v]; k < indptr[v + 1]; ++k) intra += community[indices[k]] == community[v];
+  }
+  const double expected = 0.9 + 0.1 / 40;
+  EXPECT_NEAR(static_cast<double>(intra) / static_cast<double>(ds->num_edges()), expected, 0.02);
+  EXPECT_NEAR(static_cast<double>(report.intra_community_edges) / static_cast<double>(o.num_edges), expected, 0.02);
+  // The report counts drawn edges; the dropped self loops were inside too.
+  EXPECT_EQ(report.intra_community_edges, intra + report.self_loops_dropped);
+
+  // Another seed, another planting.
+  GenerateGraphOptions other = o;
+  other.seed = 4;
+  int64_t moved = 0;
+  for (int64_t v = 0; v < n; ++v) moved += GeneratedCommunity(other, v) != community[v];
+  EXPECT_GT(moved, n / 2);
+}
+
+TEST(GenerateGraph, CommunitiesNeedAtLeastOnePerClass) {
+  testing::TempDir dir;
+  GenerateGraphOptions o = Small(dir.File("bad"), 0);
+  o.num_communities = 3;  // < 5 classes
+  EXPECT_ERROR_CONTAINS(GenerateGraph(o, CpuContext()), "--communities must be 0 (none) or in [classes, nodes]");
+  EXPECT_FALSE(std::filesystem::exists(dir.File("bad")));
+}
+
 }  // namespace
 }  // namespace foresight::datasets

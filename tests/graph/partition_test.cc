@@ -9,6 +9,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -467,6 +468,96 @@ TEST(PartitionTest, FullDiskLeavesTheDatasetAsItWas) {
   }
   ASSERT_OK_AND_ASSIGN(auto ds, Dataset::Open(in));
   EXPECT_TRUE(ds->partition_offsets().empty());
+}
+
+// --node-order: the same graph under the id map (every array follows its
+// node), partitions as without an order, and inside each partition the
+// order asked for. bfs on a graph with scattered communities puts the ends
+// of intra-partition edges far closer together than input order does (what
+// makes one page read serve several sampled rows).
+TEST(PartitionTest, NodeOrdersRelabelInsidePartitions) {
+  TempDir tmp;
+  const std::string in = tmp.File("g");
+  {
+    datasets::GenerateGraphOptions o;
+    o.output = in;
+    o.num_nodes = 4000;
+    o.num_edges = 40000;
+    o.feature_dim = 8;
+    o.num_classes = 4;
+    o.num_communities = 80;
+    o.p_in = 0.9;
+    o.seed = 3;
+    ASSERT_OK(datasets::GenerateGraph(o, CpuContext(3)));
+  }
+  ASSERT_OK_AND_ASSIGN(auto before, Dataset::Open(in));
+  const std::vector<int64_t> ip0 = Ints(before->indptr());
+  // Median over nodes of the id span of their in-neighbours inside the
+  // partition: the rows a seed's one-hop sample draws from.
+  std::map<std::string, int64_t> spread;
+  for (const std::string order : {"none", "degree", "bfs"}) {
+    PartitionOptions po = Opts(8, "metis", tmp.File(order));
+    po.node_order = order;
+    ASSERT_OK_AND_ASSIGN(auto r, PartitionDataset(CpuContext(), in, po));
+    ASSERT_OK_AND_ASSIGN(auto after, Dataset::Open(po.output));
+    EXPECT_EQ(after->manifest().partitions["node_order"], order);
+    const std::vector<int64_t> old_of = ExpectRenumbered(*before, *after, r, /*direct=*/order == "none");
+    const std::vector<int64_t> ip = Ints(after->indptr()), ix = Ints(after->indices());
+    std::vector<int64_t> spans;
+    for (int p = 0; p < r.parts; ++p) {
+      for (int64_t v = r.offsets[p]; v < r.offsets[p + 1]; ++v) {
+        if (order == "degree" && v > r.offsets[p]) {
+          const int64_t d0 = ip[v] - ip[v - 1], d1 = ip[v + 1] - ip[v];
+          EXPECT_TRUE(d0 > d1 || (d0 == d1 && old_of[v - 1] < old_of[v])) << "degree order broken at " << v;
+        }
+        int64_t lo = -1, hi = -1, inside = 0;
+        for (int64_t k = ip[v]; k < ip[v + 1]; ++k) {
+          if (ix[k] < r.offsets[p] || ix[k] >= r.offsets[p + 1]) continue;
+          lo = inside == 0 ? ix[k] : std::min(lo, ix[k]);
+          hi = inside == 0 ? ix[k] : std::max(hi, ix[k]);
+          ++inside;
+        }
+        if (inside >= 2) spans.push_back(hi - lo);
+      }
+    }
+    ASSERT_FALSE(spans.empty());
+    std::nth_element(spans.begin(), spans.begin() + spans.size() / 2, spans.end());
+    spread[order] = spans[spans.size() / 2];
+    if (order == "bfs") {
+      // Breadth-first: a node's parent is the first earlier node of its
+      // partition whose in-neighbours list it; parents come in queue order,
+      // so they never go back.
+      for (int p = 0; p < r.parts; ++p) {
+        std::vector<int64_t> parent(ip.size(), -1);
+        for (int64_t v = r.offsets[p]; v < r.offsets[p + 1]; ++v) {
+          for (int64_t k = ip[v]; k < ip[v + 1]; ++k) {
+            if (ix[k] > v && ix[k] < r.offsets[p + 1] && parent[ix[k]] < 0) parent[ix[k]] = v;
+          }
+        }
+        int64_t last = -1;
+        for (int64_t v = r.offsets[p]; v < r.offsets[p + 1]; ++v) {
+          if (parent[v] < 0) continue;
+          EXPECT_GE(parent[v], last) << "partition " << p << " row " << v << " is out of breadth-first order";
+          last = parent[v];
+        }
+      }
+    }
+  }
+  std::printf("median in-neighbour span: none %lld, degree %lld, bfs %lld\n", static_cast<long long>(spread["none"]),
+              static_cast<long long>(spread["degree"]), static_cast<long long>(spread["bfs"]));
+  EXPECT_LT(2 * spread["bfs"], spread["none"]) << spread["bfs"] << " vs " << spread["none"];
+  // bfs holds the neighbour lists: a budget without room for them is
+  // refused up front, pointing at the order that needs less.
+  PartitionOptions tight = Opts(2, "stream", tmp.File("tight"));
+  tight.node_order = "bfs";
+  tight.memory_budget_bytes = CurrentRssBytes() + (64 << 10);
+  auto refused = PartitionDataset(CpuContext(), in, tight);
+  EXPECT_ERROR_CONTAINS(refused, "--node-order bfs needs an estimated", "--node-order degree needs 16 bytes a node");
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("tight")));
+  PartitionOptions bad = Opts(2, "stream", tmp.File("bad"));
+  bad.node_order = "rcm";
+  EXPECT_ERROR_CONTAINS(PartitionDataset(CpuContext(), in, bad), "--node-order must be none, degree or bfs, got \"rcm\"");
 }
 
 TEST(PartitionTest, BadArgumentsAndInputs) {

@@ -170,6 +170,8 @@ LearnedNodeTable::Io LearnedNodeTable::io() {
   const storage::RowStoreStats st = table->store()->stats();
   out.bytes_read = st.bytes_read;
   out.bytes_written = st.bytes_written;
+  out.reads = st.device_reads;
+  out.rows_read = st.read_requests;
   return out;
 }
 

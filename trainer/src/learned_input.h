@@ -93,7 +93,7 @@ class LearnedNodeTable {
   // Cumulative I/O of training's batches: ids looked up, cache hits and
   // misses (zero without a cache), store bytes read and written.
   struct Io {
-    int64_t rows_requested = 0, hits = 0, misses = 0, bytes_read = 0, bytes_written = 0;
+    int64_t rows_requested = 0, hits = 0, misses = 0, bytes_read = 0, bytes_written = 0, reads = 0, rows_read = 0;
   };
   Io io();
   int64_t cache_bytes() const { return options_.cache_bytes; }

@@ -33,6 +33,10 @@ nlohmann::json EpochMetricsToJson(const EpochMetrics& m) {
   j["bytes_read"] = m.bytes_read;
   j["bytes_written"] = m.bytes_written;
   j["rows_requested"] = m.rows_requested;
+  j["rows_read"] = m.rows_read;
+  j["reads_issued"] = m.reads_issued;
+  j["rows_per_read"] =
+      m.reads_issued > 0 ? static_cast<double>(m.rows_read) / static_cast<double>(m.reads_issued) : 0.0;
   nlohmann::json stages = nlohmann::json::object();
   for (const auto& [name, s] : m.stages) stages[name] = {{"busy", s.busy}, {"wait", s.wait}};
   j["stages"] = stages;

@@ -17,7 +17,8 @@ namespace foresight::trainer::internal {
 // epoch_seconds, seeds_per_second, sampled_edges_per_second, seeds,
 // sampled_edges, <phase>_seconds for sample, gather, forward, backward,
 // optimizer, eval; cache_hits, cache_misses, bytes_read, bytes_written,
-// rows_requested; "stages": {"<stage>": {"busy": s, "wait": s}, ...} for
+// rows_requested, rows_read, reads_issued, rows_per_read (rows_read /
+// reads_issued, 0 without reads); "stages": {"<stage>": {"busy": s, "wait": s}, ...} for
 // sample, plan, read, assemble, compute, write_back (empty in full-graph
 // mode) and "bottleneck", the busiest stage).
 nlohmann::json EpochMetricsToJson(const EpochMetrics& m);

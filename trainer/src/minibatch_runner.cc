@@ -196,6 +196,8 @@ class MiniBatchRunner : public EpochRunner {
     m->rows_requested = account.io.rows_requested;
     m->bytes_read = account.io.bytes_read;
     m->bytes_written = account.io.bytes_written;
+    m->reads_issued = account.io.reads;
+    m->rows_read = account.io.rows_read;
     if (learned != nullptr && !state_.input->dense.defined()) {
       // learned:DIM alone: the table's rows are the features read, through its cache.
       const LearnedNodeTable::Io now = learned->io();
@@ -204,6 +206,8 @@ class MiniBatchRunner : public EpochRunner {
       m->cache_misses = now.misses - learned_before.misses;
       m->rows_requested = now.rows_requested - learned_before.rows_requested;
       m->bytes_read = now.bytes_read - learned_before.bytes_read;
+      m->reads_issued = now.reads - learned_before.reads;
+      m->rows_read = now.rows_read - learned_before.rows_read;
       m->bytes_written = now.bytes_written - learned_before.bytes_written;
     }
     m->stages = StagesOf(account);
@@ -424,6 +428,13 @@ class MiniBatchRunner : public EpochRunner {
     c.cache.lookahead = o.lookahead;
     c.cache.writable = false;
     c.cache.key_space = d.num_nodes();
+    // Rows on one 4 KiB page of the disk store (.npy data starts page
+    // aligned), so a miss's read can bring the page's other rows.
+    constexpr int64_t kPage = 4096;
+    if (o.feature_store == "disk" && o.page_companions == "on" && RowBytes() > 0 && RowBytes() <= kPage / 2 &&
+        kPage % RowBytes() == 0) {
+      c.cache.page_rows = kPage / RowBytes();
+    }
     if (cache_policy_ == cache::Policy::kStatic) {
       c.static_keys = KeysByInDegree(d.indptr(), RowBytes() > 0 ? cache_bytes_ / RowBytes() : 0);
     }

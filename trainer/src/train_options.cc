@@ -97,6 +97,9 @@ Status TrainOptions::Validate() const {
   if (topology != "mapped" && topology != "paged") {
     return InvalidArgument("topology: '" + topology + "' is not one of mapped, paged");
   }
+  if (page_companions != "on" && page_companions != "off") {
+    return InvalidArgument("page_companions: '" + page_companions + "' is not one of on, off");
+  }
   if (cache_policy != "lookahead" && cache_policy != "lru" && cache_policy != "static") {
     return InvalidArgument("cache_policy: '" + cache_policy + "' is not one of lookahead, lru, static");
   }

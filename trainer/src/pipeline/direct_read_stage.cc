@@ -36,6 +36,7 @@ Status FeaturePipeline::GatherDirect(PipelineBatch* b) {
   b->io.hits = 0;
   b->io.misses = n;
   b->io.bytes_read = n * config_.store->row_bytes();
+  b->io.rows_read = n;
   return Status::OK();
 }
 

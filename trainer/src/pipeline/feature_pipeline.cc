@@ -187,6 +187,8 @@ Status FeaturePipeline::StoreRead(const std::vector<storage::RowRequest>& reqs, 
   FS_RETURN_IF_ERROR(config_.store->Read(reqs));
   const storage::RowStoreStats after = config_.store->stats();
   io->bytes_read += after.bytes_read - before.bytes_read;
+  io->reads += after.device_reads - before.device_reads;
+  io->rows_read += after.read_requests - before.read_requests;
   io->bytes_written += after.bytes_written - before.bytes_written;
   return Status::OK();
 }
@@ -196,6 +198,7 @@ Status FeaturePipeline::StoreWrite(const std::vector<storage::RowRequest>& reqs,
   FS_RETURN_IF_ERROR(config_.store->Write(reqs));
   const storage::RowStoreStats after = config_.store->stats();
   io->bytes_read += after.bytes_read - before.bytes_read;
+  io->reads += after.device_reads - before.device_reads;
   io->bytes_written += after.bytes_written - before.bytes_written;
   return Status::OK();
 }

@@ -36,6 +36,12 @@ struct BatchIo {
   int64_t misses = 0;          // rows this batch read from the store
   int64_t bytes_read = 0;      // store device bytes (after alignment)
   int64_t bytes_written = 0;
+  // Store I/O operations issued for the reads (after coalescing: one op
+  // may serve several rows); 0 for memory and mmap stores (copies).
+  int64_t reads = 0;
+  // Rows the store read: the misses and the page companions fetched with
+  // them (cache/cache_planner.h), bypass rows included.
+  int64_t rows_read = 0;
 
   void Add(const BatchIo& o) {
     rows_requested += o.rows_requested;
@@ -43,6 +49,8 @@ struct BatchIo {
     misses += o.misses;
     bytes_read += o.bytes_read;
     bytes_written += o.bytes_written;
+    reads += o.reads;
+    rows_read += o.rows_read;
   }
 };
 

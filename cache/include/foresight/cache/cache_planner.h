@@ -42,7 +42,9 @@
 //             the policy is LRU. A batch's misses are admitted nearest next
 //             use first. Ties among rows next used by the same batch go by
 //             position in that batch (the later position is evicted first,
-//             the earlier admitted first). With a window covering the whole
+//             the earlier admitted first). With page_rows > 1 a miss's page
+//             companions are admitted after the batch's misses, by the same
+//             rule, never evicting a row admitted by the same plan. With a window covering the whole
 //             trace this is Belady's MIN with bypass at batch granularity (a
 //             batch's own rows stay pinned while it is planned).
 //  lru        Evict the least recently used unpinned row; admit every miss
@@ -105,6 +107,15 @@ struct CacheConfig {
   // on disk) that is much smaller; the plans are the same. A bound:
   // num_slots + the keys of W + 2 batches. Default: 0 (the flat array)
   int64_t window_index_keys = 0;
+  // Lookahead with dense keys on a read-only store that reads whole pages
+  // (disk, O_DIRECT): rows per page (keys k with the same k / page_rows share
+  // one). When > 1, the rows that share a page with a batch's miss, are
+  // not resident and are used inside the window come along ("companions":
+  // fetched into slots by the same plan, so the store serves them from the
+  // same read) whenever Belady admits them: a free slot, or a victim whose
+  // next use is later than theirs. Plans stay a pure function of the key
+  // lists; rows still reach batches unchanged. Default: 0 (off)
+  int64_t page_rows = 0;
 };
 
 // Bytes of the lookahead planner's per-key index: the flat array over
@@ -145,7 +156,8 @@ struct BatchPlan {
 struct CacheCounters {
   int64_t hits = 0;
   int64_t misses = 0;
-  int64_t fetches = 0;     // rows read into slots (incl. static fill)
+  int64_t fetches = 0;     // rows read into slots (incl. static fill and companions)
+  int64_t companions = 0;  // rows fetched because they share a page with a miss
   int64_t bypassed = 0;    // rows read around the cache
   int64_t evictions = 0;
   int64_t writebacks = 0;

@@ -4,7 +4,8 @@
 //
 // The model (all draws are Philox streams keyed by the seed and the edge or
 // node index, so chunks generate in parallel in any order):
-//  * Nodes 0..N-1; node v has class v mod C (balanced classes).
+//  * Nodes 0..N-1; node v has class v mod C (balanced classes; with
+//    communities, see below).
 //  * Edge e: an R-MAT draw (a, b, c, d = 1-a-b-c) over 2^ceil(log2 N)
 //    (redrawn while either end is >= N) gives (s', d'); both ends go through
 //    a seeded pseudo-random permutation of [0, N) (a Feistel network with
@@ -13,6 +14,16 @@
 //    replaced by a node of the source's class: an R-MAT column draw over the
 //    class's members, permuted within the class. Edges point s -> d; the
 //    CSR (by destination) lists in-neighbours, which are mostly same-class.
+//  * Communities (--communities K > 0, a planted partition): node v is in
+//    community k(v) = P(v) mod K for a seeded permutation P of [0, N), so a
+//    community's members are scattered over the id range (partitioning has
+//    to find them). Its class is k(v) mod C (classes tied to communities;
+//    K >= C). With probability p_in an edge's destination is a member of
+//    its source's community (an R-MAT column draw over the members,
+//    permuted within the community) instead of a node of its class; the
+//    rest keep their R-MAT destination. So about p_in + (1 - p_in) / K of
+//    the edges lie inside a community, and communities are dense blocks of
+//    about N / K nodes that a partitioner and a node order can exploit.
 //  * Features: x_v = z_v + m_{class(v)}, z ~ N(0, 1) per entry and m_c a
 //    random class mean with entries N(0, 1) * feature_signal / sqrt(F)
 //    (||m_c|| ~ feature_signal): features alone separate classes only
@@ -56,8 +67,12 @@ struct GenerateGraphOptions {
   double rmat_a = 0.57;
   double rmat_b = 0.19;
   double rmat_c = 0.19;
-  // --p-in: probability that an edge stays inside its source's class. Default: 0.7.
+  // --p-in: probability that an edge stays inside its source's class (its
+  // community, with communities). Default: 0.7.
   double p_in = 0.7;
+  // --communities K: a planted partition of K communities, classes tied to
+  // them (see above); 0 = none, classes alone. Default: 0.
+  int64_t num_communities = 0;
   // --feature-signal: norm of the class mean added to N(0, I) features. Default: 1.0.
   double feature_signal = 1.0;
   // --train-frac / --val-frac / --test-frac (sum <= 1; the rest is in no
@@ -94,7 +109,14 @@ struct GenerateGraphReport {
   int64_t self_loops_dropped = 0;
   int64_t duplicates_dropped = 0;
   int64_t num_train = 0, num_val = 0, num_test = 0;
+  // Edges drawn whose two ends share a community (communities only; before
+  // self-loop / duplicate removal).
+  int64_t intra_community_edges = 0;
 };
+
+// The community of `node` in a dataset generated with `options`
+// (options.num_communities > 0; the seed and node count decide it).
+int64_t GeneratedCommunity(const GenerateGraphOptions& options, int64_t node);
 
 // Generates the dataset into options.output over ctx.pool. Same options ->
 // identical files. On error nothing is left at options.output.

@@ -42,6 +42,12 @@ struct PartitionOptions {
   // hard cap; metis: its ufactor, which METIS meets up to rounding).
   // Default: 0.05.
   double imbalance = 0.05;
+  // The order of the nodes inside each partition (the relabelling puts
+  // rows read together side by side on disk): "none" (input id order),
+  // "degree" (in-degree descending) or "bfs" (breadth-first over in-edges
+  // inside the partition, roots by in-degree). bfs holds the neighbour
+  // lists in memory. Default: "none".
+  std::string node_order = "none";
   // Where to write; "" = replace the input dataset. Default: "".
   std::string output;
   // Needed when output exists (and is a dataset). Default: false.
@@ -63,7 +69,7 @@ struct PartitionReport {
 
 // The manifest "partitions" object written by PartitionDataset:
 // {"method": ..., "parts": P, "offsets": [...], "num_edges": ..., "edge_cut": ...,
-//  "cut_fraction": ..., "balance": ..., "imbalance": ..., "seed": ...,
+//  "cut_fraction": ..., "balance": ..., "imbalance": ..., "seed": ..., "node_order": ...,
 //  "seconds": ..., "peak_rss_bytes": ...} (seconds and peak RSS as of writing
 // the manifest, before the commit's fsync and validation).
 // storage::Dataset exposes offsets through partition_offsets().

@@ -139,6 +139,12 @@ struct TrainOptions {
   int lookahead = 32;
   // Disk store: I/O requests in flight. Default: 64
   int io_depth = 64;
+  // Disk store with the lookahead cache: "on" fetches, with each miss, the
+  // rows on its 4 KiB page that the window needs and the cache admits
+  // (CacheConfig::page_rows; rows of at most 2 KiB that divide 4096): the
+  // same read serves them. "off": only the batch's own rows. Results are
+  // the same bits either way. Default: on
+  std::string page_companions = "on";
   // The whole process's peak RSS target in bytes; 0 = none. With no
   // cache_size the cache takes what the budget leaves after an itemised
   // estimate of everything else; a budget that cannot hold that estimate is

@@ -54,6 +54,13 @@ struct EpochMetrics {
   int64_t cache_bytes = 0;
   // Distinct input rows the epoch's batches asked for (= hits + misses).
   int64_t rows_requested = 0;
+  // Rows the store read (the misses, and with page companions the rows
+  // fetched beside them for later batches) and the I/O operations that took
+  // (after coalescing rows that share pages or touch; 0 when the store's
+  // reads are memory copies: memory, mmap). rows_read / reads_issued is
+  // the rows served per read.
+  int64_t rows_read = 0;
+  int64_t reads_issued = 0;
   // Mini-batch training: per pipeline stage in order (sample, plan, read,
   // assemble, compute, write_back), busy and waiting seconds for the epoch's
   // batches. Empty in full-graph mode.
