@@ -18,9 +18,12 @@
 #include "foresight/trainer/trainer.h"
 #include "link_batches.h"
 #include "testing/testing.h"
+#include "trainer_test_util.h"
 
 namespace foresight::trainer {
 namespace {
+
+using foresight::testing::StepLosses;
 
 // 400 nodes in 8 clusters of 50, 5 links a node (4 in its cluster), split 80/10/10.
 class LinkBucketsTest : public ::testing::Test {
@@ -73,15 +76,6 @@ class LinkBucketsTest : public ::testing::Test {
     return o;
   }
 
-  static std::vector<double> Losses(const TrainOptions& o) {
-    std::vector<double> losses;
-    TrainCallbacks cb;
-    cb.on_batch = [&](int, int64_t, int64_t, double loss) { losses.push_back(loss); };
-    TrainSummary s;
-    const Status st = Train(o, cb, &s);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return losses;
-  }
 
   static testing::TempDir* dir_;
 };
@@ -135,11 +129,11 @@ TEST_F(LinkBucketsTest, TrainsAndDiskStoreEqualsMemoryBitForBit) {
   EXPECT_LT(s.history.back().loss, s.history.front().loss);
   o = Options();
   o.epochs = 2;
-  const std::vector<double> memory = Losses(o);
+  const std::vector<double> memory = StepLosses(o);
   o.table_store = "disk";
   o.cache_size = 150 * 16 * 4;  // rows of about 3 partitions (the row's optimizer state makes it fewer)
   o.lookahead = 4;
-  EXPECT_EQ(Losses(o), memory);
+  EXPECT_EQ(StepLosses(o), memory);
 }
 
 TEST_F(LinkBucketsTest, ResumedRunEqualsUninterruptedOne) {
@@ -148,13 +142,13 @@ TEST_F(LinkBucketsTest, ResumedRunEqualsUninterruptedOne) {
   // bucket options are part of what a checkpoint must match.
   TrainOptions o = Options();
   o.epochs = 4;
-  const std::vector<double> straight = Losses(o);
+  const std::vector<double> straight = StepLosses(o);
   o.checkpoint_dir = dir_->File("ck-buckets");
   o.epochs = 2;
-  std::vector<double> losses = Losses(o);
+  std::vector<double> losses = StepLosses(o);
   o.epochs = 4;
   o.resume = true;
-  const std::vector<double> rest = Losses(o);
+  const std::vector<double> rest = StepLosses(o);
   losses.insert(losses.end(), rest.begin(), rest.end());
   EXPECT_EQ(losses, straight);
   o.entity_partitions = 4;

@@ -18,9 +18,12 @@
 #include "foresight/storage/npy.h"
 #include "foresight/trainer/trainer.h"
 #include "testing/testing.h"
+#include "trainer_test_util.h"
 
 namespace foresight::trainer {
 namespace {
+
+using foresight::testing::StepLosses;
 
 // 120 nodes in 8 clusters of 15: each node links to 4 members of its
 // cluster and 1 node anywhere, undirected; 80/10/10 edge split.
@@ -75,16 +78,6 @@ class LinkGnnTrainerTest : public ::testing::Test {
     return o;
   }
 
-  // Every step's loss.
-  static std::vector<double> Losses(const TrainOptions& o) {
-    std::vector<double> losses;
-    TrainCallbacks cb;
-    cb.on_batch = [&](int, int64_t, int64_t, double loss) { losses.push_back(loss); };
-    TrainSummary s;
-    const Status st = Train(o, cb, &s);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return losses;
-  }
 
   static testing::TempDir* dir_;
 };
@@ -121,9 +114,9 @@ TEST_F(LinkGnnTrainerTest, SampledSoftmaxRaisesTheNegativesLogits) {
   // raises each query's loss by more than 0 and less than log 4.
   TrainOptions o = Options("sage");
   o.epochs = 1;
-  const std::vector<double> plain = Losses(o);
+  const std::vector<double> plain = StepLosses(o);
   o.sampled_softmax = true;
-  const std::vector<double> sampled = Losses(o);
+  const std::vector<double> sampled = StepLosses(o);
   ASSERT_FALSE(plain.empty());
   ASSERT_FALSE(sampled.empty());
   EXPECT_GT(sampled[0], plain[0] + 1e-3);
@@ -135,10 +128,10 @@ TEST_F(LinkGnnTrainerTest, DenseOptimizerAndLrTrainTheEncoder) {
   // another optimizer or rate gives another trajectory.
   TrainOptions o = Options("gcn");
   o.epochs = 1;
-  const std::vector<double> adam = Losses(o);
+  const std::vector<double> adam = StepLosses(o);
   o.optimizer = "sgd";
   o.lr = 0.5f;
-  const std::vector<double> sgd = Losses(o);
+  const std::vector<double> sgd = StepLosses(o);
   ASSERT_EQ(adam.size(), sgd.size());
   ASSERT_GT(adam.size(), 1u);
   EXPECT_EQ(adam[0], sgd[0]);
@@ -154,20 +147,20 @@ TEST_F(LinkGnnTrainerTest, SparseOptimizerTrainsDistMultRelationRows) {
   TrainOptions o = Options("sage");
   o.epochs = 1;
   o.link_decoder = "distmult";
-  const std::vector<double> base = Losses(o);
+  const std::vector<double> base = StepLosses(o);
   o.sparse_lr = 0.5f;
-  const std::vector<double> faster = Losses(o);
+  const std::vector<double> faster = StepLosses(o);
   ASSERT_EQ(base.size(), faster.size());
   ASSERT_GT(base.size(), 1u);
   EXPECT_EQ(base[0], faster[0]);
   EXPECT_NE(base.back(), faster.back());
   o.sparse_optimizer = "sgd";
-  EXPECT_NE(Losses(o).back(), faster.back());
+  EXPECT_NE(StepLosses(o).back(), faster.back());
   o = Options("sage");
   o.epochs = 1;
-  const std::vector<double> dot = Losses(o);
+  const std::vector<double> dot = StepLosses(o);
   o.sparse_lr = 0.5f;
-  EXPECT_EQ(Losses(o), dot);
+  EXPECT_EQ(StepLosses(o), dot);
 }
 
 TEST_F(LinkGnnTrainerTest, DegreeFeaturesAndLogisticLossTrain) {
@@ -185,11 +178,11 @@ TEST_F(LinkGnnTrainerTest, SameLossesForAnyThreadCount) {
   o.epochs = 3;
   o.dropout = 0.3f;  // dropout draws from the step's key, not the thread
   o.node_features = "learned:8";
-  const std::vector<double> one = Losses(o);
+  const std::vector<double> one = StepLosses(o);
   ASSERT_OK_AND_ASSIGN(Tensor train, storage::LoadNpy(dir_->File("graph/link_train.npy")));
   ASSERT_EQ(static_cast<int64_t>(one.size()), 3 * ((train.size(0) + 63) / 64));
   o.threads = 2;
-  EXPECT_EQ(Losses(o), one);
+  EXPECT_EQ(StepLosses(o), one);
 }
 
 TEST_F(LinkGnnTrainerTest, MetricsFileHasRankingKeysAndFinalLine) {

@@ -10,9 +10,12 @@
 #include "foresight/datasets/generate.h"
 #include "foresight/trainer/trainer.h"
 #include "testing/testing.h"
+#include "trainer_test_util.h"
 
 namespace foresight::trainer {
 namespace {
+
+using foresight::testing::StepLosses;
 
 constexpr int64_t kEntities = 200000;
 
@@ -54,15 +57,6 @@ class LinkMemoryBudgetTest : public ::testing::Test {
     return o;
   }
 
-  static std::vector<double> Losses(const TrainOptions& o) {
-    std::vector<double> losses;
-    TrainCallbacks cb;
-    cb.on_batch = [&](int, int64_t, int64_t, double loss) { losses.push_back(loss); };
-    TrainSummary s;
-    const Status st = Train(o, cb, &s);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return losses;
-  }
 
   static TrainSummary Plan(TrainOptions o) {
     o.plan_only = true;
@@ -119,10 +113,10 @@ TEST_F(LinkMemoryBudgetTest, DiskStoreUnderATinyBudgetEqualsMemoryBitForBit) {
     // A budget 1.5 MiB above the minimum: a cache of about 12,000 of the
     // 200,000 rows (each slot pays its row and its index entry).
     o.memory_budget = Plan(o).minimum_budget_bytes + (3 << 19);
-    const std::vector<double> disk = Losses(o);
+    const std::vector<double> disk = StepLosses(o);
     o.memory_budget = 0;
     o.table_store = "memory";
-    const std::vector<double> memory = Losses(o);
+    const std::vector<double> memory = StepLosses(o);
     ASSERT_FALSE(memory.empty());
     EXPECT_EQ(disk, memory) << threads << " threads";
   }

@@ -19,9 +19,12 @@
 #include "foresight/trainer/trainer.h"
 #include "testing/cli.h"
 #include "testing/testing.h"
+#include "trainer_test_util.h"
 
 namespace foresight::trainer {
 namespace {
+
+using foresight::testing::StepLosses;
 
 // 60 entities in 6 clusters of 10; relation "near" joins members of a
 // cluster, "far" an entity to one 3 clusters on. Splits are disjoint.
@@ -82,16 +85,6 @@ class LinkTrainerTest : public ::testing::Test {
     return o;
   }
 
-  // Every step's loss.
-  static std::vector<double> Losses(const TrainOptions& o) {
-    std::vector<double> losses;
-    TrainCallbacks cb;
-    cb.on_batch = [&](int, int64_t, int64_t, double loss) { losses.push_back(loss); };
-    TrainSummary s;
-    const Status st = Train(o, cb, &s);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return losses;
-  }
 
   static testing::TempDir* dir_;
 };
@@ -149,12 +142,12 @@ TEST_F(LinkTrainerTest, SparseOptimizerAndSparseLrChooseTheRowUpdate) {
   // losses, and row-wise Adagrad learns the clusters too.
   TrainOptions o = Options("distmult");
   o.epochs = 2;
-  const std::vector<double> adam = Losses(o);
+  const std::vector<double> adam = StepLosses(o);
   o.sparse_lr = 0.02f;
-  const std::vector<double> slower = Losses(o);
+  const std::vector<double> slower = StepLosses(o);
   o.sparse_optimizer = "sgd";
   o.sparse_lr = 0.5f;
-  const std::vector<double> sgd = Losses(o);
+  const std::vector<double> sgd = StepLosses(o);
   ASSERT_EQ(adam.size(), slower.size());
   EXPECT_NE(adam.back(), slower.back());
   EXPECT_NE(adam.back(), sgd.back());
@@ -174,9 +167,9 @@ TEST_F(LinkTrainerTest, SampledSoftmaxWeighsEachNegativeAsEntitiesOverNegatives)
   TrainOptions o = Options("distmult");
   o.epochs = 1;
   o.init_scale = 0.01f;
-  const std::vector<double> plain = Losses(o);
+  const std::vector<double> plain = StepLosses(o);
   o.sampled_softmax = true;
-  const std::vector<double> sampled = Losses(o);
+  const std::vector<double> sampled = StepLosses(o);
   ASSERT_FALSE(plain.empty());
   ASSERT_FALSE(sampled.empty());
   EXPECT_NEAR(plain[0], std::log(21.0), 0.05);
@@ -229,9 +222,9 @@ TEST_F(LinkTrainerTest, SampledEvaluationCandidates) {
 TEST_F(LinkTrainerTest, SameLossesForAnyThreadCount) {
   TrainOptions o = Options("complex");
   o.epochs = 3;
-  const std::vector<double> one = Losses(o);
+  const std::vector<double> one = StepLosses(o);
   o.threads = 2;
-  EXPECT_EQ(Losses(o), one);
+  EXPECT_EQ(StepLosses(o), one);
 }
 
 TEST_F(LinkTrainerTest, DiskStoreBehindSmallCacheEqualsMemoryBitForBit) {
@@ -240,7 +233,7 @@ TEST_F(LinkTrainerTest, DiskStoreBehindSmallCacheEqualsMemoryBitForBit) {
     o.epochs = 3;
     o.threads = threads;
     o.negative_sampling = "degree";
-    const std::vector<double> memory = Losses(o);
+    const std::vector<double> memory = StepLosses(o);
     ASSERT_FALSE(memory.empty());
     o.table_store = "disk";
     o.lookahead = 4;
@@ -248,11 +241,11 @@ TEST_F(LinkTrainerTest, DiskStoreBehindSmallCacheEqualsMemoryBitForBit) {
     // are mostly bypass rows, and rows move between cache and disk.
     const int64_t row_bytes = (16 + 2 * 16) * 4;  // dim floats + Adam's two moments
     o.cache_size = 12 * row_bytes;
-    EXPECT_EQ(Losses(o), memory) << "lookahead cache, " << threads << " threads";
+    EXPECT_EQ(StepLosses(o), memory) << "lookahead cache, " << threads << " threads";
     o.cache_policy = "lru";
-    EXPECT_EQ(Losses(o), memory) << "lru cache, " << threads << " threads";
+    EXPECT_EQ(StepLosses(o), memory) << "lru cache, " << threads << " threads";
     o.cache_size = 0;
-    EXPECT_EQ(Losses(o), memory) << "no cache, " << threads << " threads";
+    EXPECT_EQ(StepLosses(o), memory) << "no cache, " << threads << " threads";
   }
 }
 
@@ -282,7 +275,7 @@ TEST_F(LinkTrainerTest, ResumedRunEqualsUninterruptedOne) {
   o.regularization_weight = 1e-3f;
   o.metrics_file = dir_->File("straight.jsonl");
   o.export_dir = dir_->File("straight-emb");
-  const std::vector<double> straight = Losses(o);
+  const std::vector<double> straight = StepLosses(o);
   ASSERT_OK_AND_ASSIGN(Tensor want, storage::LoadNpy(o.export_dir + "/entity_embeddings.npy"));
   const std::vector<nlohmann::json> want_lines = MetricsWithoutTimings(o.metrics_file);
   ASSERT_EQ(want_lines.size(), 5u);
@@ -305,11 +298,11 @@ TEST_F(LinkTrainerTest, ResumedRunEqualsUninterruptedOne) {
     };
     set_store(c.first_store);
     r.epochs = 2;
-    std::vector<double> losses = Losses(r);
+    std::vector<double> losses = StepLosses(r);
     set_store(c.second_store);
     r.epochs = 4;
     r.resume = true;
-    const std::vector<double> rest = Losses(r);
+    const std::vector<double> rest = StepLosses(r);
     losses.insert(losses.end(), rest.begin(), rest.end());
     EXPECT_EQ(losses, straight) << c.first_store << " then " << c.second_store;
     EXPECT_EQ(MetricsWithoutTimings(r.metrics_file), want_lines) << c.first_store << " then " << c.second_store;

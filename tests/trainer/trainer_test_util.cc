@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "foresight/trainer/trainer.h"
 #include "testing/testing.h"
 
 namespace foresight::testing {
@@ -46,6 +47,16 @@ trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string
   o.progress = false;
   o.seed = 7;
   return o;
+}
+
+std::vector<double> StepLosses(const trainer::TrainOptions& options) {
+  std::vector<double> losses;
+  trainer::TrainCallbacks cb;
+  cb.on_batch = [&](int, int64_t, int64_t, double loss) { losses.push_back(loss); };
+  trainer::TrainSummary summary;
+  const Status s = trainer::Train(options, cb, &summary);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return losses;
 }
 
 }  // namespace foresight::testing

@@ -37,6 +37,10 @@ class SyntheticDatasetTest : public Base {
   TempDir dir_;
 };
 
+// Trains; every step's loss, in order (a test failure, and the losses so
+// far, when training fails).
+std::vector<double> StepLosses(const trainer::TrainOptions& options);
+
 // Small, fast options on a synthetic dataset.
 trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string& model, bool full_graph);
 
