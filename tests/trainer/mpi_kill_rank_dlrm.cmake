@@ -27,26 +27,8 @@ if(NOT rc EQUAL 0)
 endif()
 
 set(killed ${train} --checkpoint ${WORK}/killed --metrics ${WORK}/killed.jsonl)
-string(TIMESTAMP start "%s")
-execute_process(
-  COMMAND ${MPIEXEC} ${MPIEXEC_FLAGS} -np 2 ${FORESIGHT} ${killed}
-          : -np 1 env FORESIGHT_TEST_KILL_AT=train.step:45 ${FORESIGHT} ${killed}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 170)
-string(TIMESTAMP end "%s")
-math(EXPR seconds "${end} - ${start}")
-message(STATUS "the job ended after ${seconds} s with status ${rc}")
-if(rc EQUAL 0)
-  message(FATAL_ERROR "the job succeeded although rank 2 was killed:\n${out}\n${err}")
-endif()
-if(NOT err MATCHES "test point [0-9]+ \\(train.step\\): SIGKILL")
-  message(FATAL_ERROR "rank 2's kill point was not reached:\n${err}")
-endif()
-if(NOT err MATCHES "rank 2[^\n]*exited on signal 9")
-  message(FATAL_ERROR "no message names rank 2:\n${err}")
-endif()
-if(seconds GREATER 60)
-  message(FATAL_ERROR "the job took ${seconds} s to end after rank 2 died")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/mpi_kill_rank_common.cmake)
+run_with_rank2_killed(45 ${killed})
 
 file(READ ${WORK}/killed/dlrm_checkpoint.json pointer)
 string(JSON saved GET "${pointer}" epoch)
