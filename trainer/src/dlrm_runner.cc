@@ -66,6 +66,7 @@ class DlrmTrainer {
         pool_(o.threads),
         ctx_(CpuContext(o.seed, &pool_)) {
     dp_.comm = comm;
+    dp_.bucket_bytes = o.allreduce_bucket;
   }
 
   Status Run(TrainSummary* out);
@@ -232,11 +233,18 @@ Status DlrmTrainer::TrainShardedBatch(const Inflight& b) {
     autograd::Var emb(pooled, /*requires_grad=*/true);
     FS_ASSIGN_OR_RETURN(autograd::Var logits, model_->Forward(tape, autograd::Var(b.batch.dense), emb));
     FS_ASSIGN_OR_RETURN(autograd::Var loss, autograd::BceWithLogitsLoss(tape, logits, b.batch.targets));
-    FS_RETURN_IF_ERROR(tape.Backward(loss));
     result.loss = loss.value().data<float>()[0];
     result.counted = n;
+    // Bucketed: the dense gradients' sums start from backward's hooks.
+    FS_RETURN_IF_ERROR(BeforeBackward(&dp_, model_->Parameters(), n, &result));
+    FS_RETURN_IF_ERROR(tape.Backward(loss));
     grad = emb.grad();
+  } else {
+    FS_RETURN_IF_ERROR(BeforeBackward(&dp_, model_->Parameters(), n, &result));
   }
+  // Every rank starts its buckets before the tables' all-to-all, whether
+  // its part had samples or not, so the collectives line up.
+  FS_RETURN_IF_ERROR(StartGradientSums(&dp_));
   // This part's gradient is of its mean loss; the global batch's mean
   // weighs it by n / global.
   if (!grad.defined()) grad = Tensor::Zeros({n, pooled.size(1)}, DType::kF32);
