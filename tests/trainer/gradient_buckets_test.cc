@@ -62,6 +62,7 @@ void RunStep(Communicator* c, int64_t bucket_bytes) {
   GradientBuckets buckets(c, Raw(params), bucket_bytes);
   const float scale = 0.5f;
   buckets.Arm(scale);
+  EXPECT_EQ(buckets.started(), 0);
   const ExecContext ctx = CpuContext();
   autograd::Tape tape(ctx, /*training=*/true);
   std::vector<autograd::Var> outs;
@@ -86,6 +87,8 @@ void RunStep(Communicator* c, int64_t bucket_bytes) {
                                          return Status::OK();
                                        });
   ASSERT_OK(tape.Backward(loss));
+  // Every parameter took part, so backward's hooks started every bucket.
+  EXPECT_EQ(buckets.started(), buckets.buckets());
   ASSERT_OK(buckets.StartRest());
   ASSERT_OK(buckets.Finish());
   const int64_t rank_terms = int64_t{n} * (n + 1) / 2;  // sum of r + 1

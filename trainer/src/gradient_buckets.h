@@ -50,6 +50,8 @@ class GradientBuckets {
   Status Finish();
 
   int buckets() const { return static_cast<int>(buckets_.size()); }
+  // Buckets whose sums are started this step (from the hooks, or StartRest).
+  int started() const { return next_start_; }
   // Gradient bytes (f32) this rank sends per step, flags excluded.
   int64_t gradient_bytes() const { return gradient_bytes_; }
   // Seconds spent inside the hooks this step (packing, starting, progress).
