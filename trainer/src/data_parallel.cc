@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "epoch_runner.h"
+#include "foresight/core/logging.h"
 #include "foresight/core/stopwatch.h"
 
 namespace foresight::trainer::internal {
@@ -64,7 +65,14 @@ Status BeforeBackward(DataParallel* dp, const std::vector<autograd::Parameter*>&
                       StepResult* result) {
   if (dp->bucket_bytes == 0) return Status::OK();
   Stopwatch watch;
-  if (dp->buckets == nullptr) dp->buckets = std::make_unique<GradientBuckets>(dp->comm, params, dp->bucket_bytes);
+  if (dp->buckets == nullptr) {
+    dp->buckets = std::make_unique<GradientBuckets>(dp->comm, params, dp->bucket_bytes);
+    if (dp->log) {
+      FS_LOG(INFO) << "gradients summed in " << dp->buckets->buckets() << " bucket(s) of up to " << dp->bucket_bytes
+                   << " bytes (" << dp->buckets->gradient_bytes() << " bytes of " << params.size()
+                   << " parameters), started from backward's gradient-ready hooks";
+    }
+  }
   std::vector<double> none;
   FS_ASSIGN_OR_RETURN(const float scale, SumBatchFigures(*dp->comm, local_seeds, result, &none));
   dp->buckets->Arm(scale);

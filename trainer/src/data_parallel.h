@@ -31,6 +31,7 @@ struct DataParallel {
   // after it.
   int64_t bucket_bytes = 0;
   std::unique_ptr<GradientBuckets> buckets;  // made by the first bucketed step
+  bool log = false;  // log the bucket plan (rank 0, progress on)
   double allreduce_seconds = 0;  // in the steps' exchanges, waiting for peers included
   int64_t allreduce_bytes = 0;   // gradient bytes each rank sent into the sums
   int64_t steps = 0;

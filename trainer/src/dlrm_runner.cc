@@ -67,6 +67,7 @@ class DlrmTrainer {
         ctx_(CpuContext(o.seed, &pool_)) {
     dp_.comm = comm;
     dp_.bucket_bytes = o.allreduce_bucket;
+    dp_.log = writer_ && o.progress;
   }
 
   Status Run(TrainSummary* out);
