@@ -106,7 +106,6 @@ class DlrmTrainer {
   DlrmTables opened_;  // the tables and their directory
   embed::EmbeddingBagCollection* tables_ = nullptr;  // this rank's rows
   embed::ShardedEmbeddingBags* sharded_ = nullptr;   // several ranks
-  DataParallel dp_;                                  // several ranks: the dense gradients' exchange
   double exchange_seconds_at_report_ = 0;
   Stopwatch loop_watch_;  // since the last report
   int64_t exchange_bytes_at_report_ = 0;
@@ -114,6 +113,9 @@ class DlrmTrainer {
   int64_t baseline_rss_ = 0;  // before the dataset is opened
   std::unique_ptr<DlrmModel> model_;
   std::unique_ptr<autograd::Optimizer> optimizer_;
+  // Several ranks: the dense gradients' exchange. After model_, so its
+  // gradient buckets go (and unhook the parameters) before the parameters.
+  DataParallel dp_;
   kernels::SparseOptimizerConfig sparse_;
   std::unique_ptr<MetricsWriter> metrics_;
   std::unique_ptr<Progress> progress_;
