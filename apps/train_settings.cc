@@ -317,6 +317,10 @@ const std::vector<TrainKey>& TrainKeys() {
        "Peak RSS of the whole process (K/M/G = KiB/MiB/GiB); sizes the cache when --cache-size is not given "
        "(default: none)",
        &O::memory_budget, nullptr, false, true, "none", 0},
+      {"allreduce-bucket",
+       "Several ranks: gradient bytes per all-reduce bucket (K/M/G = KiB/MiB/GiB), each summed as soon as "
+       "backward has finished its gradients, overlapping the rest of backward; 0 = one sum after backward",
+       &O::allreduce_bucket, nullptr, false, true},
       {"order",
        "Seed order: random, or partition (random groups of partitions, redrawn every epoch, one after another, "
        "seeds shuffled within a group; needs `foresight partition`); --task link: random, or buckets (edge "

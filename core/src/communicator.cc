@@ -102,6 +102,20 @@ class SingleProcessCommunicator : public Communicator {
     return internal::CheckSpan(data, n, "AllReduceSum");
   }
 
+  Status StartAllReduceSum(void* data, int64_t n, SumType, Pending* pending) override {
+    FS_RETURN_IF_ERROR(internal::CheckSpan(data, n, "StartAllReduceSum"));
+    *pending = Pending(next_++);  // the sum of one rank is already there
+    return Status::OK();
+  }
+
+  Status Wait(Pending* pending) override {
+    if (!pending->valid()) return InvalidArgument("Wait: the handle was not started or was already waited for");
+    *pending = Pending();
+    return Status::OK();
+  }
+
+  Status Progress() override { return Status::OK(); }
+
   Status AllGather(const Tensor& send, Tensor* out) override {
     FS_RETURN_IF_ERROR(internal::CheckHostTensor(send, "AllGather", "send"));
     Shape shape = internal::RowShape(send);
@@ -129,6 +143,9 @@ class SingleProcessCommunicator : public Communicator {
     LogLine(LogLevel::kError, message);
     std::_Exit(code);
   }
+
+ private:
+  int64_t next_ = 0;
 };
 
 }  // namespace

@@ -48,6 +48,7 @@ lookahead: 4
 io_depth: 16
 page_companions: "off"
 memory-budget: 1G
+allreduce-bucket: 64K
 order: partition
 sampling: resident
 topology: paged
@@ -114,6 +115,7 @@ lookahead = 4
 io-depth = 16
 page-companions = "off"
 memory_budget = 1073741824
+allreduce_bucket = 65536
 order = "partition"
 sampling = "resident"
 topology = "paged"
@@ -179,6 +181,7 @@ std::vector<FlagValue> kFlags = {
     {"io-depth", ConfigValue::Text("16")},
     {"page-companions", ConfigValue::Text("off")},
     {"memory-budget", ConfigValue::Text("1G")},
+    {"allreduce-bucket", ConfigValue::Text("64K")},
     {"order", ConfigValue::Text("partition")},
     {"sampling", ConfigValue::Text("resident")},
     {"topology", ConfigValue::Text("paged")},

@@ -4,9 +4,12 @@
 //
 //   communicator_fault_main hang R   rank R sleeps instead of the barrier
 //   communicator_fault_main kill R   rank R SIGKILLs itself first
+//   communicator_fault_main hang-started R
+//                                    rank R starts the first of two
+//                                    non-blocking sums, then sleeps
 //
-// The other ranks enter a barrier. Exits 0 only if the barrier completed,
-// which must not happen.
+// The other ranks enter a barrier (hang-started: start two sums and wait
+// for them). Exits 0 only if that completed, which must not happen.
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,8 +20,9 @@
 #include "foresight/core/communicator.h"
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::strcmp(argv[1], "hang") != 0 && std::strcmp(argv[1], "kill") != 0)) {
-    std::fprintf(stderr, "usage: %s hang|kill RANK\n", argv[0]);
+  const bool started = argc == 3 && std::strcmp(argv[1], "hang-started") == 0;
+  if (argc != 3 || (std::strcmp(argv[1], "hang") != 0 && std::strcmp(argv[1], "kill") != 0 && !started)) {
+    std::fprintf(stderr, "usage: %s hang|kill|hang-started RANK\n", argv[0]);
     return 2;
   }
   const int faulty = std::atoi(argv[2]);
@@ -29,6 +33,20 @@ int main(int argc, char** argv) {
   }
   foresight::Communicator* c = *world;
   if (!c->Barrier().ok()) return 2;  // everyone is up
+  if (started) {
+    float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+    foresight::Communicator::Pending pa, pb;
+    if (!c->StartAllReduceSum(a, 4, foresight::Communicator::SumType::kF32, &pa).ok()) return 2;
+    if (c->rank() == faulty) {
+      for (;;) pause();  // hung outside any collective, one sum started
+    }
+    if (!c->StartAllReduceSum(b, 4, foresight::Communicator::SumType::kF32, &pb).ok()) return 2;
+    const foresight::Status sa = c->Wait(&pa);
+    const foresight::Status sb = c->Wait(&pb);
+    std::fprintf(stderr, "rank %d: started sums returned %s, %s\n", c->rank(), sa.ToString().c_str(),
+                 sb.ToString().c_str());
+    return 0;
+  }
   if (c->rank() == faulty) {
     if (std::strcmp(argv[1], "kill") == 0) raise(SIGKILL);
     for (;;) pause();  // hung outside any collective

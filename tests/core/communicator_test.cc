@@ -66,6 +66,55 @@ TEST(CommunicatorTest, AllReduceSumsF32F64AndI64) {
   EXPECT_ERROR_CONTAINS(c->AllReduceSum(&u8), "f32 or i64");
 }
 
+TEST(CommunicatorTest, StartedSumsCompleteInAnyWaitOrder) {
+  Communicator* c = World();
+  ASSERT_NE(c, nullptr);
+  const int n = c->size(), r = c->rank();
+  const int64_t rank_sum = int64_t{n} * (n - 1) / 2;
+  // Several outstanding at once, of different types and sizes (one empty),
+  // waited for in another order than started, with progress between.
+  std::vector<float> big(100000);
+  for (size_t k = 0; k < big.size(); ++k) big[k] = static_cast<float>(r + static_cast<int64_t>(k % 1000));
+  std::vector<int64_t> small = {r, 7, int64_t{r} << 40};
+  std::vector<double> none;
+  Communicator::Pending p_big, p_small, p_none;
+  ASSERT_OK(c->StartAllReduceSum(big.data(), static_cast<int64_t>(big.size()), Communicator::SumType::kF32, &p_big));
+  ASSERT_OK(c->StartAllReduceSum(small.data(), 3, Communicator::SumType::kI64, &p_small));
+  ASSERT_OK(c->StartAllReduceSum(none.data(), 0, Communicator::SumType::kF64, &p_none));
+  ASSERT_TRUE(p_big.valid() && p_small.valid() && p_none.valid());
+  for (int i = 0; i < 10; ++i) ASSERT_OK(c->Progress());
+  ASSERT_OK(c->Wait(&p_none));
+  ASSERT_OK(c->Wait(&p_small));
+  ASSERT_OK(c->Wait(&p_big));
+  EXPECT_FALSE(p_big.valid());
+  EXPECT_EQ(small[0], rank_sum);
+  EXPECT_EQ(small[1], 7 * n);
+  EXPECT_EQ(small[2], rank_sum << 40);
+  for (size_t k = 0; k < big.size(); ++k) {
+    ASSERT_EQ(big[k], static_cast<float>(rank_sum + n * static_cast<int64_t>(k % 1000))) << "element " << k;
+  }
+  // A blocking collective after started ones still lines up.
+  int64_t one = 1;
+  ASSERT_OK(c->AllReduceSum(&one, 1));
+  EXPECT_EQ(one, n);
+}
+
+TEST(CommunicatorTest, WaitRefusesAHandleNotStartedOrWaitedTwice) {
+  Communicator* c = World();
+  ASSERT_NE(c, nullptr);
+  Communicator::Pending never;
+  EXPECT_ERROR_CONTAINS(c->Wait(&never), "not started or was already waited for");
+  float x = 1;
+  Communicator::Pending p;
+  ASSERT_OK(c->StartAllReduceSum(&x, 1, Communicator::SumType::kF32, &p));
+  Communicator::Pending moved = std::move(p);
+  EXPECT_ERROR_CONTAINS(c->Wait(&p), "not started or was already waited for");
+  ASSERT_OK(c->Wait(&moved));
+  EXPECT_EQ(x, static_cast<float>(c->size()));
+  EXPECT_ERROR_CONTAINS(c->Wait(&moved), "not started or was already waited for");
+  EXPECT_ERROR_CONTAINS(c->StartAllReduceSum(nullptr, 3, Communicator::SumType::kF32, &p), "null data");
+}
+
 TEST(CommunicatorTest, AllGatherConcatenatesInRankOrder) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);

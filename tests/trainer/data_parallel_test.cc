@@ -57,6 +57,36 @@ TEST_F(DataParallelTest, RanksTakeTheStepsOfOneRank) {
   }
 }
 
+// Gradients summed in buckets from backward's hooks (of 64 bytes: smaller
+// than every weight matrix, so most parameters get a bucket of their own;
+// and 4 KiB: several per bucket) against one rank and against the one
+// exchange after backward (--allreduce-bucket 0).
+TEST_F(DataParallelTest, BucketedSumsTakeTheStepsOfOneRankAndOfOneExchange) {
+  StatusOr<Communicator*> world = WorldCommunicator();
+  ASSERT_OK(world.status());
+  trainer::TrainOptions o = SmallOptions(dir_.File("data"), "sage", /*full_graph=*/false);
+  o.dropout = 0;
+  o.batch_size = 17;
+  o.epochs = 7;
+  std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
+  const TrainedRun reference = TrainOn(o, single.get());
+  o.allreduce_bucket = 0;
+  const TrainedRun one_exchange = TrainOn(o, *world);
+  ASSERT_GE(reference.losses.size(), 50u);
+  for (int64_t bucket : {int64_t{64}, int64_t{4096}}) {
+    o.allreduce_bucket = bucket;
+    const TrainedRun bucketed = TrainOn(o, *world);
+    ASSERT_EQ(bucketed.losses.size(), reference.losses.size());
+    for (size_t i = 0; i < 50; ++i) {
+      EXPECT_NEAR(bucketed.losses[i], reference.losses[i], 1e-5 * std::abs(reference.losses[i]))
+          << "step " << i << ", bucket " << bucket << " bytes, " << (*world)->size() << " ranks";
+      EXPECT_NEAR(bucketed.losses[i], one_exchange.losses[i], 1e-5 * std::abs(one_exchange.losses[i]))
+          << "step " << i << ", bucket " << bucket << " bytes against one exchange";
+    }
+    EXPECT_NEAR(bucketed.summary.test_acc, reference.summary.test_acc, 0.002);
+  }
+}
+
 TEST_F(DataParallelTest, RefusesWhatRanksCannotReproduce) {
   StatusOr<Communicator*> world = WorldCommunicator();
   ASSERT_OK(world.status());

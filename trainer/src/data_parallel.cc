@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "epoch_runner.h"
+#include "foresight/core/logging.h"
 #include "foresight/core/stopwatch.h"
 
 namespace foresight::trainer::internal {
@@ -31,33 +32,89 @@ Status CheckDataParallel(const TrainOptions& o, int ranks) {
   return Status::OK();
 }
 
-Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
-                     StepResult* result) {
-  Stopwatch watch;
-  Communicator& comm = *dp->comm;
-  // First the batch's figures, and which parameters have a gradient on
-  // some rank (a rank whose part reached none still sends zeros for them).
+namespace {
+
+// Sums the batch's figures over the ranks into *result (and `extra`, summed
+// alongside); returns this rank's share of the batch's scored seeds, the
+// scale of its gradients.
+StatusOr<float> SumBatchFigures(Communicator& comm, int64_t local_seeds, StepResult* result,
+                                std::vector<double>* extra) {
   const size_t kFixed = 4;
-  std::vector<double> stats(kFixed + params.size());
+  std::vector<double> stats(kFixed + extra->size());
   stats[0] = result->loss * static_cast<double>(result->counted);
   stats[1] = static_cast<double>(result->correct);
   stats[2] = static_cast<double>(result->counted);
   stats[3] = static_cast<double>(local_seeds);
-  for (size_t i = 0; i < params.size(); ++i) stats[kFixed + i] = params[i]->grad().defined() ? 1 : 0;
+  std::copy(extra->begin(), extra->end(), stats.begin() + kFixed);
   FS_RETURN_IF_ERROR(comm.AllReduceSum(stats.data(), static_cast<int64_t>(stats.size())));
   const double counted = stats[2];
   // This rank's gradients are of the mean over its `counted` scored seeds;
   // the global mean's are the sum of them weighted by counted / total.
   const float scale = counted > 0 ? static_cast<float>(static_cast<double>(result->counted) / counted) : 0.0f;
+  result->loss = counted > 0 ? stats[0] / counted : 0.0;
+  result->correct = static_cast<int64_t>(stats[1]);
+  result->counted = static_cast<int64_t>(counted);
+  result->seeds = static_cast<int64_t>(stats[3]);
+  std::copy(stats.begin() + kFixed, stats.end(), extra->begin());
+  return scale;
+}
+
+}  // namespace
+
+Status BeforeBackward(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
+                      StepResult* result) {
+  if (dp->bucket_bytes == 0) return Status::OK();
+  Stopwatch watch;
+  if (dp->buckets == nullptr) {
+    dp->buckets = std::make_unique<GradientBuckets>(dp->comm, params, dp->bucket_bytes);
+    if (dp->log) {
+      FS_LOG(INFO) << "gradients summed in " << dp->buckets->buckets() << " bucket(s) of up to " << dp->bucket_bytes
+                   << " bytes (" << dp->buckets->gradient_bytes() << " bytes of " << params.size()
+                   << " parameters), started from backward's gradient-ready hooks";
+    }
+  }
+  std::vector<double> none;
+  FS_ASSIGN_OR_RETURN(const float scale, SumBatchFigures(*dp->comm, local_seeds, result, &none));
+  dp->buckets->Arm(scale);
+  dp->allreduce_seconds += watch.Lap();
+  return Status::OK();
+}
+
+Status StartGradientSums(DataParallel* dp) {
+  if (dp->bucket_bytes == 0) return Status::OK();
+  Stopwatch watch;
+  const Status s = dp->buckets->StartRest();
+  dp->allreduce_seconds += watch.Lap();
+  return s;
+}
+
+Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
+                     StepResult* result) {
+  Stopwatch watch;
+  if (dp->bucket_bytes > 0) {
+    if (dp->buckets == nullptr) return Internal("data parallel: AllReduceStep before BeforeBackward");
+    FS_RETURN_IF_ERROR(dp->buckets->StartRest());
+    FS_RETURN_IF_ERROR(dp->buckets->Finish());
+    dp->allreduce_seconds += watch.Lap() + dp->buckets->hook_seconds();
+    dp->allreduce_bytes += dp->buckets->gradient_bytes();
+    ++dp->steps;
+    return Status::OK();
+  }
+  Communicator& comm = *dp->comm;
+  // First the batch's figures, and which parameters have a gradient on
+  // some rank (a rank whose part reached none still sends zeros for them).
+  std::vector<double> has_grad(params.size());
+  for (size_t i = 0; i < params.size(); ++i) has_grad[i] = params[i]->grad().defined() ? 1 : 0;
+  FS_ASSIGN_OR_RETURN(const float scale, SumBatchFigures(comm, local_seeds, result, &has_grad));
 
   int64_t total = 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    if (stats[kFixed + i] > 0) total += params[i]->value().numel();
+    if (has_grad[i] > 0) total += params[i]->value().numel();
   }
   std::vector<float> flat(static_cast<size_t>(total), 0.0f);
   int64_t at = 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    if (stats[kFixed + i] == 0) continue;
+    if (has_grad[i] == 0) continue;
     const autograd::Parameter& p = *params[i];
     const int64_t n = p.value().numel();
     if (p.grad().defined()) {
@@ -72,7 +129,7 @@ Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& 
   FS_RETURN_IF_ERROR(comm.AllReduceSum(flat.data(), total));
   at = 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    if (stats[kFixed + i] == 0) continue;
+    if (has_grad[i] == 0) continue;
     autograd::Parameter& p = *params[i];
     const int64_t n = p.value().numel();
     if (!p.grad().defined()) p.mutable_grad() = Tensor::Zeros(p.value().shape(), DType::kF32);
@@ -80,10 +137,6 @@ Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& 
     at += n;
   }
 
-  result->loss = counted > 0 ? stats[0] / counted : 0.0;
-  result->correct = static_cast<int64_t>(stats[1]);
-  result->counted = static_cast<int64_t>(counted);
-  result->seeds = static_cast<int64_t>(stats[3]);
   dp->allreduce_seconds += watch.Lap();
   dp->allreduce_bytes += total * static_cast<int64_t>(sizeof(float));
   ++dp->steps;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "foresight/core/communicator.h"
 #include "foresight/core/status.h"
 #include "foresight/trainer/train_options.h"
+#include "gradient_buckets.h"
 
 namespace foresight::trainer::internal {
 
@@ -24,6 +26,12 @@ struct StepResult;
 // steps. One per Train call.
 struct DataParallel {
   Communicator* comm = nullptr;
+  // TrainOptions::allreduce_bucket: > 0 sums the gradients in buckets
+  // during backward (BeforeBackward, StartGradientSums); 0 in one exchange
+  // after it.
+  int64_t bucket_bytes = 0;
+  std::unique_ptr<GradientBuckets> buckets;  // made by the first bucketed step
+  bool log = false;  // log the bucket plan (rank 0, progress on)
   double allreduce_seconds = 0;  // in the steps' exchanges, waiting for peers included
   int64_t allreduce_bytes = 0;   // gradient bytes each rank sent into the sums
   int64_t steps = 0;
@@ -33,10 +41,24 @@ struct DataParallel {
 // Unimplemented naming the option and what to use.
 Status CheckDataParallel(const TrainOptions& o, int ranks);
 
+// Bucketed exchange only (else nothing): before this rank's backward of its
+// part of the batch, turns *result (this rank's mean loss, correct and
+// counted, known after forward) and `local_seeds` into the global batch's
+// figures (result->seeds too) and arms the gradient-ready hooks of
+// `params` (the same list every step) with this rank's share of the batch.
+Status BeforeBackward(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
+                      StepResult* result);
+
+// Bucketed exchange only (else nothing): starts the sums of the buckets
+// backward has not started. Collective: a step with another collective
+// between backward and AllReduceStep calls this before it, so every rank
+// starts the buckets in the same place whether or not it ran backward.
+Status StartGradientSums(DataParallel* dp);
+
 // After this rank's backward of its part of the batch: sums the ranks'
-// scaled gradients of `params` (every rank then holds the same ones) and
-// turns *result (this rank's mean loss, correct and counted) and
-// `local_seeds` into the global batch's figures (result->seeds too).
+// scaled gradients of `params` (every rank then holds the same ones). The
+// one-exchange path also turns *result and `local_seeds` into the global
+// batch's figures, as BeforeBackward does for the bucketed one.
 Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
                      StepResult* result);
 

@@ -66,6 +66,8 @@ class DlrmTrainer {
         pool_(o.threads),
         ctx_(CpuContext(o.seed, &pool_)) {
     dp_.comm = comm;
+    dp_.bucket_bytes = o.allreduce_bucket;
+    dp_.log = writer_ && o.progress;
   }
 
   Status Run(TrainSummary* out);
@@ -104,7 +106,6 @@ class DlrmTrainer {
   DlrmTables opened_;  // the tables and their directory
   embed::EmbeddingBagCollection* tables_ = nullptr;  // this rank's rows
   embed::ShardedEmbeddingBags* sharded_ = nullptr;   // several ranks
-  DataParallel dp_;                                  // several ranks: the dense gradients' exchange
   double exchange_seconds_at_report_ = 0;
   Stopwatch loop_watch_;  // since the last report
   int64_t exchange_bytes_at_report_ = 0;
@@ -112,6 +113,9 @@ class DlrmTrainer {
   int64_t baseline_rss_ = 0;  // before the dataset is opened
   std::unique_ptr<DlrmModel> model_;
   std::unique_ptr<autograd::Optimizer> optimizer_;
+  // Several ranks: the dense gradients' exchange. After model_, so its
+  // gradient buckets go (and unhook the parameters) before the parameters.
+  DataParallel dp_;
   kernels::SparseOptimizerConfig sparse_;
   std::unique_ptr<MetricsWriter> metrics_;
   std::unique_ptr<Progress> progress_;
@@ -232,11 +236,18 @@ Status DlrmTrainer::TrainShardedBatch(const Inflight& b) {
     autograd::Var emb(pooled, /*requires_grad=*/true);
     FS_ASSIGN_OR_RETURN(autograd::Var logits, model_->Forward(tape, autograd::Var(b.batch.dense), emb));
     FS_ASSIGN_OR_RETURN(autograd::Var loss, autograd::BceWithLogitsLoss(tape, logits, b.batch.targets));
-    FS_RETURN_IF_ERROR(tape.Backward(loss));
     result.loss = loss.value().data<float>()[0];
     result.counted = n;
+    // Bucketed: the dense gradients' sums start from backward's hooks.
+    FS_RETURN_IF_ERROR(BeforeBackward(&dp_, model_->Parameters(), n, &result));
+    FS_RETURN_IF_ERROR(tape.Backward(loss));
     grad = emb.grad();
+  } else {
+    FS_RETURN_IF_ERROR(BeforeBackward(&dp_, model_->Parameters(), n, &result));
   }
+  // Every rank starts its buckets before the tables' all-to-all, whether
+  // its part had samples or not, so the collectives line up.
+  FS_RETURN_IF_ERROR(StartGradientSums(&dp_));
   // This part's gradient is of its mean loss; the global batch's mean
   // weighs it by n / global.
   if (!grad.defined()) grad = Tensor::Zeros({n, pooled.size(1)}, DType::kF32);

@@ -109,6 +109,10 @@ Status TrainOptions::Validate() const {
   }
   if (lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(lookahead));
   if (io_depth < 1) return InvalidArgument("io_depth: must be >= 1, got " + std::to_string(io_depth));
+  if (allreduce_bucket < 0) {
+    return InvalidArgument("allreduce_bucket: must be >= 0 bytes (0 = one exchange after backward), got " +
+                           std::to_string(allreduce_bucket));
+  }
   if (memory_budget < 0) {
     return InvalidArgument("memory_budget: must be >= 0 bytes (0 = none), got " + std::to_string(memory_budget));
   }

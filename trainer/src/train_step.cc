@@ -23,10 +23,17 @@ Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autogr
   m->forward_seconds += watch.Lap();
 
   state.optimizer->ZeroGrad();
+  result->seeds = labels.numel();
+  const bool parallel = state.data_parallel != nullptr && state.data_parallel->comm->size() > 1;
+  if (parallel) {
+    // Bucketed: the batch's figures now, and the gradient sums start from
+    // backward's gradient-ready hooks.
+    FS_RETURN_IF_ERROR(BeforeBackward(state.data_parallel, state.optimizer->params(), labels.numel(), result));
+    watch.Lap();  // the exchange's time
+  }
   FS_RETURN_IF_ERROR(tape.Backward(loss));
   m->backward_seconds += watch.Lap();
-  result->seeds = labels.numel();
-  if (state.data_parallel != nullptr && state.data_parallel->comm->size() > 1) {
+  if (parallel) {
     FS_RETURN_IF_ERROR(AllReduceStep(state.data_parallel, state.optimizer->params(), labels.numel(), result));
     watch.Lap();  // its time is the exchange's (DataParallel), not the optimizer's
   }

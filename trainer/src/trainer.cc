@@ -221,6 +221,8 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   run.callbacks = &observers;
   internal::DataParallel data_parallel;
   data_parallel.comm = comm;
+  data_parallel.bucket_bytes = options.allreduce_bucket;
+  data_parallel.log = writer && options.progress;
   if (ranks > 1) run.data_parallel = &data_parallel;
   run.plan_out = out;
   FS_ASSIGN_OR_RETURN(std::unique_ptr<internal::EpochRunner> runner,

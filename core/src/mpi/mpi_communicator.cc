@@ -18,6 +18,7 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "../communicator_checks.h"
 #include "foresight/core/communicator.h"
@@ -114,11 +115,19 @@ class MpiCommunicator : public Communicator {
 
   using Communicator::AllReduceSum;
   Status AllReduceSum(void* data, int64_t n, SumType type) override {
+    Pending pending;
+    FS_RETURN_IF_ERROR(StartAllReduceSum(data, n, type, &pending));
+    return Wait(&pending);
+  }
+
+  Status StartAllReduceSum(void* data, int64_t n, SumType type, Pending* pending) override {
     FS_RETURN_IF_ERROR(CheckSpan(data, n, "AllReduceSum"));
     // In parts of at most INT_MAX elements (MPI's count is an int); one
     // collective for n == 0 too, so every rank calls the same number.
     static char empty;
     char* base = n == 0 ? &empty : static_cast<char*>(data);
+    Started started;
+    started.number = ++collective_;
     int64_t begin = 0;
     do {
       const int count = static_cast<int>(std::min<int64_t>(INT_MAX, n - begin));
@@ -126,9 +135,32 @@ class MpiCommunicator : public Communicator {
       FS_MPI_CALL(MPI_Iallreduce(MPI_IN_PLACE, base + begin * SizeOf(type), count, MpiType(type), MPI_SUM, comm_,
                                  &req),
                   "MPI_Iallreduce");
-      FS_RETURN_IF_ERROR(Wait(&req, "all-reduce"));
+      started.requests.push_back(req);
       begin += count;
     } while (begin < n);
+    const int64_t id = next_pending_++;
+    started_.emplace(id, std::move(started));
+    *pending = Pending(id);
+    return Status::OK();
+  }
+
+  Status Wait(Pending* pending) override {
+    auto it = pending->valid() ? started_.find(pending->id()) : started_.end();
+    if (it == started_.end()) return InvalidArgument("Wait: the handle was not started or was already waited for");
+    Started started = std::move(it->second);
+    started_.erase(it);
+    *pending = Pending();
+    return Poll(started.requests.data(), static_cast<int>(started.requests.size()), started.number, "all-reduce");
+  }
+
+  Status Progress() override {
+    for (auto& [id, started] : started_) {
+      int done = 0;
+      FS_MPI_CALL(MPI_Testall(static_cast<int>(started.requests.size()), started.requests.data(), &done,
+                              MPI_STATUSES_IGNORE),
+                  "MPI_Testall");
+    }
+    AnswerQuestions();
     return Status::OK();
   }
 
@@ -215,10 +247,13 @@ class MpiCommunicator : public Communicator {
   // a scheduler slice per round on a busy machine: 20 ms instead of
   // 35 us); up to kYieldSeconds poll and yield the core; a longer wait (a
   // slower rank) sleeps between polls, growing to 1 ms.
-  Status Wait(MPI_Request* req, const char* what) {
+  Status Wait(MPI_Request* req, const char* what) { return Poll(req, 1, ++collective_, what); }
+
+  // Polls the `count` requests of collective #`number` until all complete,
+  // as Wait describes.
+  Status Poll(MPI_Request* reqs, int count, int64_t number, const char* what) {
     constexpr double kSpinSeconds = 0.001;
     constexpr double kYieldSeconds = 0.02;
-    ++collective_;
     const Clock::time_point start = Clock::now();
     const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(options_.timeout_seconds));
@@ -230,12 +265,12 @@ class MpiCommunicator : public Communicator {
     std::chrono::microseconds pause(10);
     for (int polls = 0;; ++polls) {
       int done = 0;
-      FS_MPI_CALL(MPI_Test(req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      FS_MPI_CALL(MPI_Testall(count, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
       if (done) return Status::OK();
       if ((polls & 63) == 0) {  // the clock and the question probe cost more than a poll
         AnswerQuestions();
         const Clock::time_point now = Clock::now();
-        if (now >= deadline) TimedOut(what);
+        if (now >= deadline) TimedOut(number, what);
         if (now >= yield_until) {
           std::this_thread::sleep_for(pause);
           pause = std::min(pause * 2, std::chrono::microseconds(1000));
@@ -256,7 +291,7 @@ class MpiCommunicator : public Communicator {
       if (MPI_Iprobe(MPI_ANY_SOURCE, kAskTag, ctrl_, &flag, &st) != MPI_SUCCESS || !flag) break;
       int64_t asked = 0;
       MPI_Recv(&asked, 1, MPI_INT64_T, st.MPI_SOURCE, kAskTag, ctrl_, MPI_STATUS_IGNORE);
-      Pending p;
+      PendingSend p;
       p.value = std::make_unique<int64_t>(collective_);
       MPI_Isend(p.value.get(), 1, MPI_INT64_T, st.MPI_SOURCE, kAnswerTag, ctrl_, &p.req);
       pending_.push_back(std::move(p));
@@ -268,11 +303,13 @@ class MpiCommunicator : public Communicator {
     }
   }
 
-  [[noreturn]] void TimedOut(const char* what) {
-    std::vector<Pending> asks;
+  // `number`: the collective this rank waited for (an earlier one than the
+  // last it entered when sums were started ahead).
+  [[noreturn]] void TimedOut(int64_t number, const char* what) {
+    std::vector<PendingSend> asks;
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
-      Pending p;
+      PendingSend p;
       p.value = std::make_unique<int64_t>(collective_);
       MPI_Isend(p.value.get(), 1, MPI_INT64_T, r, kAskTag, ctrl_, &p.req);
       asks.push_back(std::move(p));
@@ -301,7 +338,7 @@ class MpiCommunicator : public Communicator {
       else if (answer[r] != collective_) elsewhere.push_back(r);
     }
     std::ostringstream msg;
-    msg << "rank " << rank_ << " waited " << options_.timeout_seconds << " s in collective #" << collective_ << " ("
+    msg << "rank " << rank_ << " waited " << options_.timeout_seconds << " s in collective #" << number << " ("
         << what << ") and it did not complete: ";
     if (!silent.empty()) {
       msg << (silent.size() == 1 ? "rank " : "ranks ");
@@ -317,7 +354,7 @@ class MpiCommunicator : public Communicator {
     Abort(msg.str(), 3);
   }
 
-  struct Pending {
+  struct PendingSend {
     std::unique_ptr<int64_t> value;
     MPI_Request req = MPI_REQUEST_NULL;
   };
@@ -328,7 +365,14 @@ class MpiCommunicator : public Communicator {
   int rank_ = 0;
   int size_ = 1;
   int64_t collective_ = 0;  // collectives this rank has entered
-  std::list<Pending> pending_;
+  // Started, not yet waited-for sums (StartAllReduceSum), by handle id.
+  struct Started {
+    std::vector<MPI_Request> requests;  // one per part of at most INT_MAX elements
+    int64_t number = 0;                 // its collective number
+  };
+  std::unordered_map<int64_t, Started> started_;
+  int64_t next_pending_ = 0;
+  std::list<PendingSend> pending_;
 };
 
 }  // namespace

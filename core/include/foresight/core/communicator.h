@@ -49,6 +49,42 @@ class Communicator {
   // [size() * send.size(0), ...]). A 0-D `send` counts as one element.
   virtual Status AllGather(const Tensor& send, Tensor* out) = 0;
 
+  // A non-blocking all-reduce, started by StartAllReduceSum and finished by
+  // Wait. Move-only; Wait it exactly once (a handle not waited for leaves
+  // MPI writing into `data` after the caller may have freed it).
+  class Pending {
+   public:
+    Pending() = default;
+    explicit Pending(int64_t id) : id_(id) {}
+    Pending(Pending&& o) noexcept : id_(o.id_) { o.id_ = -1; }
+    Pending& operator=(Pending&& o) noexcept {
+      id_ = o.id_;
+      o.id_ = -1;
+      return *this;
+    }
+    Pending(const Pending&) = delete;
+    Pending& operator=(const Pending&) = delete;
+    bool valid() const { return id_ >= 0; }
+    int64_t id() const { return id_; }
+
+   private:
+    int64_t id_ = -1;
+  };
+
+  // Starts the in-place sum AllReduceSum makes and returns at once; `data`
+  // must stay put and untouched until Wait(*pending) returns. Several may
+  // be outstanding; every rank starts them in the same order. Counts as one
+  // collective for the timeout's who-is-missing question.
+  virtual Status StartAllReduceSum(void* data, int64_t n, SumType type, Pending* pending) = 0;
+  // Until the started sum is complete, under the same deadline (counted
+  // from this call) and naming of missing ranks as a blocking collective.
+  // Invalidates *pending.
+  virtual Status Wait(Pending* pending) = 0;
+  // Moves outstanding started sums along without blocking (MPI progresses
+  // a non-blocking collective only inside MPI calls) and answers other
+  // ranks' who-is-missing questions. Cheap; call it between pieces of work.
+  virtual Status Progress() = 0;
+
   // Personalised exchange of rows: `send` holds size() consecutive parts
   // along dim 0, part r (send_counts[r] rows, possibly 0) for rank r.
   // *out (allocated here) receives the parts addressed to this rank in

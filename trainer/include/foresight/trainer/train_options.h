@@ -150,6 +150,13 @@ struct TrainOptions {
   // estimate of everything else; a budget that cannot hold that estimate is
   // an error listing it. Default: 0
   int64_t memory_budget = 0;
+  // Several ranks (GNN and DLRM dense parameters): bytes of gradients per
+  // all-reduce bucket. Buckets are filled in reverse parameter order (the
+  // order backward finishes them) and each bucket's sum starts as soon as
+  // its last gradient is final, overlapping the rest of backward; 0 = one
+  // sum of every gradient after backward. Results are the same either way.
+  // Default: 4 MiB
+  int64_t allreduce_bucket = int64_t{4} << 20;
   // Mini-batch GNN training and shallow link prediction (task link with
   // distmult, complex, transe, dot): work out the memory plan (TrainSummary::
   // memory_plan: the itemised estimate, what scales with the graph and

@@ -1,0 +1,90 @@
+// Gradient all-reduce in buckets, overlapped with backward (issue 16): the
+// parameters' f32 gradients are packed, scaled by this rank's share of the
+// batch, into buckets of about `bucket_bytes`, and each bucket's sum is
+// started (non-blocking) from the parameters' gradient-ready hooks as soon
+// as its last gradient is final, while backward goes on with the earlier
+// layers. Private to the trainer.
+//
+// The buckets depend only on the parameters' order and sizes, so every
+// rank has the same ones and starts their sums in the same order (MPI
+// requires it) whatever the timing: buckets are filled in reverse parameter
+// order (backward finishes the last layers first) and bucket k is started
+// only after buckets 0..k-1. A parameter bigger than a bucket gets one of
+// its own. Each bucket also sums, per parameter, how many ranks had a
+// gradient, so a parameter no rank reached keeps no gradient (the
+// optimizer skips it), as in the one-exchange path.
+//
+// Thread safety: one thread (the one running Backward and the
+// communicator's collectives).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "foresight/autograd/tape.h"
+#include "foresight/core/communicator.h"
+#include "foresight/core/status.h"
+
+namespace foresight::trainer::internal {
+
+class GradientBuckets {
+ public:
+  // `params` (not owned) outlive this object; bucket_bytes > 0.
+  GradientBuckets(Communicator* comm, std::vector<autograd::Parameter*> params, int64_t bucket_bytes);
+  // Waits for any sum still outstanding (an error path) and removes the
+  // hooks, so MPI never writes into freed buckets.
+  ~GradientBuckets();
+  GradientBuckets(const GradientBuckets&) = delete;
+  GradientBuckets& operator=(const GradientBuckets&) = delete;
+
+  // Before backward: arms the hooks for one step, with `scale` (this rank's
+  // share of the batch) applied to every gradient as it is packed.
+  void Arm(float scale);
+  // After backward (or instead of it, on a rank with nothing to backward):
+  // packs the gradients whose hooks did not fire and starts every bucket
+  // not started yet. Call before any other collective of the step.
+  Status StartRest();
+  // Waits for every bucket and writes the sums into the parameters'
+  // gradients; disarms the hooks. Returns the first error of the step.
+  Status Finish();
+
+  int buckets() const { return static_cast<int>(buckets_.size()); }
+  // Buckets whose sums are started this step (from the hooks, or StartRest).
+  int started() const { return next_start_; }
+  // Gradient bytes (f32) this rank sends per step, flags excluded.
+  int64_t gradient_bytes() const { return gradient_bytes_; }
+  // Seconds spent inside the hooks this step (packing, starting, progress).
+  double hook_seconds() const { return hook_seconds_; }
+  // The bucket each parameter (by index in `params`) is in.
+  const std::vector<int>& bucket_of() const { return bucket_of_; }
+
+ private:
+  struct Bucket {
+    std::vector<int> params;    // indices into params_, in packing order
+    std::vector<int64_t> at;    // each one's offset in data
+    int64_t values = 0;         // gradient values; then one flag per param
+    std::vector<float> data;    // values + params.size()
+    int remaining = 0;          // params not yet packed this step
+    Communicator::Pending pending;
+    bool started = false;
+  };
+
+  void OnReady(int index);
+  void Pack(int index);
+  void StartReady();
+
+  Communicator* comm_;
+  std::vector<autograd::Parameter*> params_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucket_of_;
+  std::vector<char> packed_;
+  int64_t gradient_bytes_ = 0;
+  float scale_ = 1.0f;
+  int next_start_ = 0;  // buckets before it are started
+  bool armed_ = false;
+  double hook_seconds_ = 0;
+  Status error_;
+};
+
+}  // namespace foresight::trainer::internal
