@@ -159,7 +159,9 @@ TEST_F(DlrmStoreTest, ACacheOfAFewRowsHitsEveryRuleAndStillEqualsMemory) {
       EXPECT_GT(bypassed, 1000) << what;
       // LRU evicts hot dirty rows; lookahead keeps the three rows every
       // batch uses and evicts none of them.
-      if (std::string(policy) == "lru") EXPECT_GT(written_back, 0) << what;
+      if (std::string(policy) == "lru") {
+        EXPECT_GT(written_back, 0) << what;
+      }
     }
   }
 }
