@@ -6,6 +6,7 @@
 // 0.002. The batch size leaves a last batch of one seed, so at 3 ranks two
 // ranks get an empty part of it. Run as one process (the discovered test)
 // it checks that the world path of one rank equals the plain one.
+#include <algorithm>
 #include <cmath>
 
 #include "foresight/core/communicator.h"
@@ -84,6 +85,23 @@ TEST_F(DataParallelTest, BucketedSumsTakeTheStepsOfOneRankAndOfOneExchange) {
           << "step " << i << ", bucket " << bucket << " bytes against one exchange";
     }
     EXPECT_NEAR(bucketed.summary.test_acc, reference.summary.test_acc, 0.002);
+    // Steps 2.. ran on buckets re-planned from rank 0's gradient-ready
+    // order: every parameter once, the same plan on every rank.
+    const std::vector<int>& order = bucketed.summary.gradient_bucket_order;
+    if ((*world)->size() == 1) {
+      EXPECT_TRUE(order.empty()) << "one rank sums nothing";
+      continue;
+    }
+    std::vector<int> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    ASSERT_FALSE(sorted.empty());
+    for (size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], static_cast<int>(i)) << "not a permutation";
+    Tensor rank0 = Tensor::Empty({static_cast<int64_t>(order.size())}, DType::kI64);
+    for (size_t i = 0; i < order.size(); ++i) rank0.data<int64_t>()[i] = order[i];
+    ASSERT_OK((*world)->Broadcast(&rank0, 0));
+    for (size_t i = 0; i < order.size(); ++i) {
+      EXPECT_EQ(order[i], rank0.data<int64_t>()[i]) << "bucket order entry " << i << " on rank " << (*world)->rank();
+    }
   }
 }
 

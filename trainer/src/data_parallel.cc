@@ -1,6 +1,7 @@
 #include "data_parallel.h"
 
 #include <cstring>
+#include <string>
 
 #include "epoch_runner.h"
 #include "foresight/core/logging.h"
@@ -59,6 +60,20 @@ StatusOr<float> SumBatchFigures(Communicator& comm, int64_t local_seeds, StepRes
   return scale;
 }
 
+// After the first bucketed step: every rank re-plans its buckets from the
+// order rank 0's gradients became ready in (GradientBuckets::LearnOrder).
+Status LearnReadyOrder(DataParallel* dp) {
+  GradientBuckets& b = *dp->buckets;
+  FS_RETURN_IF_ERROR(b.LearnOrder());
+  if (dp->log) {
+    std::string order;
+    for (int i : b.fill_order()) order += (order.empty() ? "" : ",") + std::to_string(i);
+    FS_LOG(INFO) << "gradient buckets re-planned from the first step's gradient-ready order " << order << " ("
+                 << b.recorded_order().size() << " reported by hooks): " << b.buckets() << " bucket(s)";
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status BeforeBackward(DataParallel* dp, const std::vector<autograd::Parameter*>& params, int64_t local_seeds,
@@ -95,6 +110,7 @@ Status AllReduceStep(DataParallel* dp, const std::vector<autograd::Parameter*>& 
     if (dp->buckets == nullptr) return Internal("data parallel: AllReduceStep before BeforeBackward");
     FS_RETURN_IF_ERROR(dp->buckets->StartRest());
     FS_RETURN_IF_ERROR(dp->buckets->Finish());
+    if (!dp->buckets->learned()) FS_RETURN_IF_ERROR(LearnReadyOrder(dp));
     dp->allreduce_seconds += watch.Lap() + dp->buckets->hook_seconds();
     dp->allreduce_bytes += dp->buckets->gradient_bytes();
     ++dp->steps;

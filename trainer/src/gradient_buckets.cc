@@ -1,20 +1,29 @@
 #include "gradient_buckets.h"
 
 #include <cstring>
+#include <string>
 
 #include "foresight/core/stopwatch.h"
 
 namespace foresight::trainer::internal {
 
 GradientBuckets::GradientBuckets(Communicator* comm, std::vector<autograd::Parameter*> params, int64_t bucket_bytes)
-    : comm_(comm), params_(std::move(params)) {
-  const int64_t bucket_values = bucket_bytes / static_cast<int64_t>(sizeof(float));
-  bucket_of_.assign(params_.size(), -1);
+    : comm_(comm), params_(std::move(params)), bucket_values_(bucket_bytes / static_cast<int64_t>(sizeof(float))) {
   packed_.assign(params_.size(), 0);
-  // Reverse parameter order: the order backward finishes the layers.
-  for (int i = static_cast<int>(params_.size()) - 1; i >= 0; --i) {
+  // Reverse parameter order: the order backward usually finishes the layers.
+  std::vector<int> order;
+  for (int i = static_cast<int>(params_.size()) - 1; i >= 0; --i) order.push_back(i);
+  Plan(order);
+}
+
+void GradientBuckets::Plan(const std::vector<int>& order) {
+  buckets_.clear();
+  bucket_of_.assign(params_.size(), -1);
+  fill_order_ = order;
+  gradient_bytes_ = 0;
+  for (int i : order) {
     const int64_t n = params_[i]->value().numel();
-    if (buckets_.empty() || (buckets_.back().values > 0 && buckets_.back().values + n > bucket_values)) {
+    if (buckets_.empty() || (buckets_.back().values > 0 && buckets_.back().values + n > bucket_values_)) {
       buckets_.emplace_back();
     }
     Bucket& b = buckets_.back();
@@ -25,6 +34,43 @@ GradientBuckets::GradientBuckets(Communicator* comm, std::vector<autograd::Param
     gradient_bytes_ += n * static_cast<int64_t>(sizeof(float));
   }
   for (Bucket& b : buckets_) b.data.assign(static_cast<size_t>(b.values) + b.params.size(), 0.0f);
+}
+
+Status GradientBuckets::Replan(const std::vector<int>& ready) {
+  if (armed_) return Internal("data parallel: gradient buckets re-planned during a step");
+  const int n = static_cast<int>(params_.size());
+  std::vector<char> seen(params_.size(), 0);
+  std::vector<int> order;
+  for (int i : ready) {
+    if (i < 0 || i >= n || seen[i]) {
+      return InvalidArgument("data parallel: gradient-ready order names parameter " + std::to_string(i) +
+                             (i < 0 || i >= n ? " of " + std::to_string(n) : " twice"));
+    }
+    seen[i] = 1;
+    order.push_back(i);
+  }
+  // Parameters no hook reported keep their planned place, after the rest.
+  for (int i : fill_order_) {
+    if (!seen[i]) order.push_back(i);
+  }
+  Plan(order);
+  return Status::OK();
+}
+
+Status GradientBuckets::LearnOrder() {
+  if (learned_) return Status::OK();
+  if (armed_) return Internal("data parallel: LearnOrder before the step's Finish");
+  // Rank 0's order, padded with -1 to one entry per parameter, so every
+  // rank sends the same count.
+  Tensor order = Tensor::Empty({static_cast<int64_t>(params_.size())}, DType::kI64);
+  int64_t* o = order.data<int64_t>();
+  for (size_t i = 0; i < params_.size(); ++i) o[i] = i < recorded_.size() ? recorded_[i] : -1;
+  FS_RETURN_IF_ERROR(comm_->Broadcast(&order, /*root=*/0));
+  std::vector<int> ready;
+  for (size_t i = 0; i < params_.size() && o[i] >= 0; ++i) ready.push_back(static_cast<int>(o[i]));
+  FS_RETURN_IF_ERROR(Replan(ready));
+  learned_ = true;
+  return Status::OK();
 }
 
 GradientBuckets::~GradientBuckets() {
@@ -50,11 +96,14 @@ void GradientBuckets::Arm(float scale) {
     params_[i]->SetGradReadyHook([this, i](autograd::Parameter&) { OnReady(static_cast<int>(i)); });
   }
   armed_ = true;
+  recording_ = !recorded_once_;
+  recorded_once_ = true;
 }
 
 void GradientBuckets::OnReady(int index) {
   if (!error_.ok() || packed_[index]) return;
   Stopwatch watch;
+  if (recording_) recorded_.push_back(index);
   Pack(index);
   StartReady();
   // Open MPI moves started sums along only inside MPI calls.
@@ -108,6 +157,7 @@ Status GradientBuckets::StartRest() {
 Status GradientBuckets::Finish() {
   for (autograd::Parameter* p : params_) p->SetGradReadyHook(nullptr);
   armed_ = false;
+  recording_ = false;
   FS_RETURN_IF_ERROR(error_);
   if (next_start_ != static_cast<int>(buckets_.size())) {
     return Internal("data parallel: Finish before every gradient bucket was started (StartRest)");

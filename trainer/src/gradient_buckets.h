@@ -10,7 +10,15 @@
 // requires it) whatever the timing: buckets are filled in reverse parameter
 // order (backward finishes the last layers first) and bucket k is started
 // only after buckets 0..k-1. A parameter bigger than a bucket gets one of
-// its own. Each bucket also sums, per parameter, how many ranks had a
+// its own.
+//
+// Reverse parameter order is only a guess at the order backward finishes
+// the gradients (GraphSAGE's is 5,3,4,2,0,1, not 5,4,3,2,1,0), and a bucket
+// waiting for a late parameter holds back every bucket after it. So, as
+// PyTorch DDP does, the first step records the order the hooks fire in
+// (used on rank 0 only), and LearnOrder after it broadcasts rank 0's order
+// and re-plans the buckets from it, the same on every rank. It happens once:
+// the plan never follows timing afterwards, so a run stays deterministic. Each bucket also sums, per parameter, how many ranks had a
 // gradient, so a parameter no rank reached keeps no gradient (the
 // optimizer skips it), as in the one-exchange path.
 //
@@ -49,6 +57,23 @@ class GradientBuckets {
   // gradients; disarms the hooks. Returns the first error of the step.
   Status Finish();
 
+  // Collective, once, after the first step's Finish (every rank): rank 0's
+  // recorded gradient-ready order goes to every rank, which re-plans from
+  // it (Replan). A later call does nothing.
+  Status LearnOrder();
+  // Re-plans the buckets (not armed) to fill in `ready` order: the
+  // parameters (indices into `params`, each at most once) in the order
+  // their gradients became ready, then those missing from it in their
+  // planned places (reverse parameter order). InvalidArgument otherwise.
+  Status Replan(const std::vector<int>& ready);
+  // LearnOrder has run.
+  bool learned() const { return learned_; }
+  // The hooks' order of the first armed step on this rank (indices into
+  // `params`; only parameters whose hooks fired).
+  const std::vector<int>& recorded_order() const { return recorded_; }
+  // The parameters in the order the buckets are filled (bucket 0 first).
+  const std::vector<int>& fill_order() const { return fill_order_; }
+
   int buckets() const { return static_cast<int>(buckets_.size()); }
   // Buckets whose sums are started this step (from the hooks, or StartRest).
   int started() const { return next_start_; }
@@ -70,6 +95,8 @@ class GradientBuckets {
     bool started = false;
   };
 
+  // Fills the buckets in `order` (every parameter index exactly once).
+  void Plan(const std::vector<int>& order);
   void OnReady(int index);
   void Pack(int index);
   void StartReady();
@@ -77,7 +104,13 @@ class GradientBuckets {
   Communicator* comm_;
   std::vector<autograd::Parameter*> params_;
   std::vector<Bucket> buckets_;
+  int64_t bucket_values_;
   std::vector<int> bucket_of_;
+  std::vector<int> fill_order_;
+  std::vector<int> recorded_;
+  bool recording_ = false;  // the first armed step
+  bool recorded_once_ = false;
+  bool learned_ = false;
   std::vector<char> packed_;
   int64_t gradient_bytes_ = 0;
   float scale_ = 1.0f;

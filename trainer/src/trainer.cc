@@ -281,6 +281,9 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   out->best_epoch = state.best_epoch;
   out->best_val_acc = state.best_val_acc < 0 ? 0.0 : state.best_val_acc;
   out->test_acc = state.test_acc;
+  if (data_parallel.buckets != nullptr && data_parallel.buckets->learned()) {
+    out->gradient_bucket_order = data_parallel.buckets->fill_order();
+  }
   FS_RETURN_IF_ERROR(internal::TestPoint("metrics.before-final"));
   if (metrics) FS_RETURN_IF_ERROR(metrics->WriteFinal(*out));
   return Status::OK();

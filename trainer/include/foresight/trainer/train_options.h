@@ -151,9 +151,10 @@ struct TrainOptions {
   // an error listing it. Default: 0
   int64_t memory_budget = 0;
   // Several ranks (GNN and DLRM dense parameters): bytes of gradients per
-  // all-reduce bucket. Buckets are filled in reverse parameter order (the
-  // order backward finishes them) and each bucket's sum starts as soon as
-  // its last gradient is final, overlapping the rest of backward; 0 = one
+  // all-reduce bucket. Buckets are filled in reverse parameter order for
+  // the first step, then in the order rank 0's gradients became ready in it
+  // (learned once, as PyTorch DDP does), and each bucket's sum starts as
+  // soon as its last gradient is final, overlapping the rest of backward; 0 = one
   // sum of every gradient after backward. Results are the same either way.
   // Default: 4 MiB
   int64_t allreduce_bucket = int64_t{4} << 20;

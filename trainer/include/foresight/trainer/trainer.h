@@ -88,6 +88,11 @@ struct TrainSummary {
   // with the smallest memory_budget the run accepts.
   std::string memory_plan;
   int64_t minimum_budget_bytes = 0;
+  // Several ranks, GNN, allreduce_bucket > 0: the parameters (in the
+  // model's order) in the order the gradient buckets were filled after the
+  // first step, learned from rank 0's gradient-ready hooks (the same on
+  // every rank). Empty otherwise.
+  std::vector<int> gradient_bucket_order;
 };
 
 // Optional observers of training (a GUI, a custom logger). Called on the
