@@ -4,9 +4,7 @@
 // model beats chance on the planted classes.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,28 +19,13 @@ using testing::Quote;
 TEST(BillionEdgesScriptTest, PrintsOneJsonLinePerStepWithinTheBudget) {
   testing::TempDir dir;
   const std::string work = dir.File("work");
-  const std::string cmd = "FORESIGHT=" + Quote(testing::BinaryDir() + "/foresight") +
-                          " BUDGET=1G THREADS=2 EVAL_FRAC=0.1 BATCH=32 bash " +
-                          Quote(testing::SourceDir() + "/bench/billion_edges.sh") + " " + Quote(work) +
-                          " 100000 2>" + Quote(dir.File("stderr"));
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  ASSERT_EQ(::pclose(p), 0) << out << testing::ReadFile(dir.File("stderr"));
-
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    ASSERT_TRUE(j.is_object()) << "not a JSON object: " << line;
-    lines.push_back(j);
-  }
+  const testing::CliResult r =
+      testing::RunBenchScript("BUDGET=1G THREADS=2 EVAL_FRAC=0.1 BATCH=32", "billion_edges.sh", Quote(work) + " 100000");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<nlohmann::json> lines = testing::ParseJsonLines(r.out);
+  for (const nlohmann::json& j : lines) ASSERT_TRUE(j.is_object()) << "a line is not a JSON object:\n" << r.out;
   const std::vector<std::string> steps = {"generate", "preprocess", "partition", "train"};
-  ASSERT_EQ(lines.size(), steps.size()) << out;
+  ASSERT_EQ(lines.size(), steps.size()) << r.out;
   for (size_t i = 0; i < steps.size(); ++i) {
     const nlohmann::json& j = lines[i];
     SCOPED_TRACE(j.dump());

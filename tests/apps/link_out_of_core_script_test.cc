@@ -3,9 +3,7 @@
 // losses of disk and memory at 1 and 2 threads are the same.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,28 +18,13 @@ using testing::Quote;
 TEST(LinkOutOfCoreScriptTest, PrintsOneJsonLinePerStepAndTheSameLosses) {
   testing::TempDir dir;
   const std::string work = dir.File("work");
-  const std::string cmd = "FORESIGHT=" + Quote(testing::BinaryDir() + "/foresight") +
-                          " BUDGET=400M DIM=16 P=8 C=3 BATCH=1000 NEGATIVES=16 CHUNK=250 LOOKAHEAD=4 EPOCHS=2 bash " +
-                          Quote(testing::SourceDir() + "/bench/link_out_of_core.sh") + " " + Quote(work) +
-                          " 100000 20000 2>" + Quote(dir.File("stderr"));
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  ASSERT_EQ(::pclose(p), 0) << out << testing::ReadFile(dir.File("stderr"));
-
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    ASSERT_TRUE(j.is_object()) << "not a JSON object: " << line;
-    lines.push_back(j);
-  }
+  const testing::CliResult r =
+      testing::RunBenchScript("BUDGET=400M DIM=16 P=8 C=3 BATCH=1000 NEGATIVES=16 CHUNK=250 LOOKAHEAD=4 EPOCHS=2", "link_out_of_core.sh", Quote(work) + " 100000 20000");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::vector<nlohmann::json> lines = testing::ParseJsonLines(r.out);
+  for (const nlohmann::json& j : lines) ASSERT_TRUE(j.is_object()) << "a line is not a JSON object:\n" << r.out;
   const std::vector<std::string> steps = {"generate", "disk1", "disk2", "memory1", "memory2", "compare"};
-  ASSERT_EQ(lines.size(), steps.size()) << out;
+  ASSERT_EQ(lines.size(), steps.size()) << r.out;
   for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(lines[i].value("step", ""), steps[i]) << lines[i].dump();
   for (size_t i : {1, 2}) {
     const nlohmann::json& j = lines[i];

@@ -18,10 +18,10 @@ std::string Quote(const std::string& s) {
   return q + "'";
 }
 
-CliResult RunForesight(const std::string& args, const std::string& prefix) {
+CliResult RunShell(const std::string& command) {
   TempDir tmp;
   const std::string err_file = tmp.File("stderr");
-  const std::string cmd = prefix + Quote(BinaryDir() + "/foresight") + " " + args + " 2>" + Quote(err_file);
+  const std::string cmd = command + " 2>" + Quote(err_file);
   CliResult r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
@@ -32,6 +32,15 @@ CliResult RunForesight(const std::string& args, const std::string& prefix) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.err = ReadFile(err_file);
   return r;
+}
+
+CliResult RunForesight(const std::string& args, const std::string& prefix) {
+  return RunShell(prefix + Quote(BinaryDir() + "/foresight") + " " + args);
+}
+
+CliResult RunBenchScript(const std::string& env, const std::string& script, const std::string& args) {
+  return RunShell("FORESIGHT=" + Quote(BinaryDir() + "/foresight") + " " + env + " bash " +
+                  Quote(SourceDir() + "/bench/" + script) + " " + args);
 }
 
 std::map<std::string, std::string> DirContents(const std::string& dir) {
@@ -61,6 +70,14 @@ std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
   while (std::getline(in, line)) {
     if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
   }
+  return lines;
+}
+
+std::vector<nlohmann::json> ParseJsonLines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
   return lines;
 }
 

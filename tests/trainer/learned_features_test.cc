@@ -98,8 +98,12 @@ TEST_F(LearnedFeaturesTest, DiskBehindATinyCacheGivesTheLossesOfMemory) {
       if (full_graph) continue;
       const EpochMetrics& m = s.history[0];
       EXPECT_GT(m.rows_requested, 0);
-      if (v.cache_rows > 0) EXPECT_EQ(m.cache_hits + m.cache_misses, m.rows_requested);
-      if (std::string(v.store) == "disk") EXPECT_GT(m.bytes_read, 0);
+      if (v.cache_rows > 0) {
+        EXPECT_EQ(m.cache_hits + m.cache_misses, m.rows_requested);
+      }
+      if (std::string(v.store) == "disk") {
+        EXPECT_GT(m.bytes_read, 0);
+      }
     }
   }
 }
