@@ -285,6 +285,7 @@ Status Run(const PreprocessOptions& o, const ExecContext& ctx, PreprocessReport*
     report->dropped_missing = job.dropped_missing;
     report->self_loops_dropped = st.self_loops_dropped;
     report->duplicates_dropped = st.duplicates_dropped;
+    report->spilled_runs = st.num_runs;
     report->feature_dim = job.feature_dim;
     report->num_classes = num_classes;
     report->num_train = static_cast<int64_t>(split[0].size());

@@ -87,7 +87,22 @@ class CsrBuilder::RunReader {
 
 CsrBuilder::CsrBuilder(const CsrBuildOptions& options)
     : options_(options), pool_(options.pool ? options.pool : DefaultThreadPool()) {
-  capacity_ = std::max<int64_t>(1024, static_cast<int64_t>(options.memory_budget_bytes / (2 * sizeof(Edge))));
+  capacity_ = CapacityFor(0);
+}
+
+int64_t CsrBuilder::CapacityFor(size_t held) const {
+  // Each buffered edge costs two Edges: its slot and the merge sort's scratch.
+  const size_t left = options_.memory_budget_bytes > held ? options_.memory_budget_bytes - held : 0;
+  return std::max<int64_t>(1024, static_cast<int64_t>(left / (2 * sizeof(Edge))));
+}
+
+Status CsrBuilder::ChargeHeldBytes(size_t bytes) {
+  if (stats_.input_edges > 0 || finished_) {
+    return FailedPrecondition("CsrBuilder::ChargeHeldBytes after the first edge: the buffer is already sized");
+  }
+  held_ += bytes;
+  capacity_ = CapacityFor(held_);
+  return Status::OK();
 }
 
 CsrBuilder::~CsrBuilder() {

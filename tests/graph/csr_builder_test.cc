@@ -145,5 +145,24 @@ TEST(CsrBuilder, RejectsIdsOutOfRangeAndNegative) {
   EXPECT_ERROR_CONTAINS(b->Finish(5, dir.File("p.npy"), dir.File("i.npy")), "node 9", "[0, 5)");
 }
 
+// Bytes the caller holds come off the buffer (32 bytes an edge), down to the
+// minimum run; charging after the first edge is refused, since the buffer
+// may already be larger.
+TEST(CsrBuilderCharge, HeldBytesShrinkTheRun) {
+  TempDir dir;
+  CsrBuildOptions opt;
+  opt.memory_budget_bytes = 1 << 20;
+  opt.temp_dir = dir.path();
+  ASSERT_OK_AND_ASSIGN(auto builder, CsrBuilder::Create(opt));
+  EXPECT_EQ(builder->run_capacity(), 32768);
+  ASSERT_OK(builder->ChargeHeldBytes(512 << 10));
+  EXPECT_EQ(builder->run_capacity(), 16384);
+  ASSERT_OK(builder->ChargeHeldBytes(1 << 20));  // more than the budget: the minimum run
+  EXPECT_EQ(builder->run_capacity(), 1024);
+  ASSERT_OK(builder->Add(0, 1));
+  testing::ExpectErrorContains(builder->ChargeHeldBytes(1), "ChargeHeldBytes after the first edge",
+                               {"after the first edge"});
+}
+
 }  // namespace
 }  // namespace foresight::graph

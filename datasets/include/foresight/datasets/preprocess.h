@@ -175,6 +175,7 @@ struct PreprocessReport {
   int64_t dropped_missing = 0;    // linqs: cites naming papers absent from content
   int64_t self_loops_dropped = 0;
   int64_t duplicates_dropped = 0;
+  int64_t spilled_runs = 0;       // sorted edge runs written to --temp-dir
   int64_t feature_dim = 0;
   // --feature-layout for sparse inputs: "sparse" (the CSR arrays, read by
   // the model's input table), "dense" (features.npy [N, feature_dim], for

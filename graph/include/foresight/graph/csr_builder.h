@@ -56,6 +56,11 @@ class CsrBuilder {
   Status Add(int64_t src, int64_t dst);
   // Adds n edges src[i] -> dst[i].
   Status AddBatch(const int64_t* src, const int64_t* dst, int64_t n);
+  // Memory the caller holds for as long as edges are buffered (a label per
+  // node read before the edges, say): the sort's buffer gives up as much, so
+  // the process as a whole stays within memory_budget_bytes. Before the
+  // first Add only (FailedPrecondition after). Charges add up.
+  Status ChargeHeldBytes(size_t bytes);
   // Largest id seen so far, -1 before the first edge.
   int64_t max_id() const { return max_id_; }
 
@@ -81,8 +86,12 @@ class CsrBuilder {
   void SortBuffer();
   Status SpillRun();
 
+  // Buffered edges the budget allows after what the caller holds.
+  int64_t CapacityFor(size_t held) const;
+
   CsrBuildOptions options_;
   ThreadPool* pool_;
+  size_t held_ = 0;  // ChargeHeldBytes so far
   int64_t capacity_ = 0;
   std::vector<Edge> buf_;
   std::vector<Edge> scratch_;
