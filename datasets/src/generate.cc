@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "foresight/core/progress.h"
 #include "foresight/core/rng.h"
 #include "foresight/graph/csr_builder.h"
 #include "foresight/storage/dataset.h"
@@ -218,6 +219,11 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
   {
     const int64_t block = std::min(kEdgeBlock, std::max<int64_t>(o.num_edges, 1));
     std::vector<int64_t> src(static_cast<size_t>(block)), dst(static_cast<size_t>(block));
+    // A billion edges take minutes to draw and sort into runs: progress
+    // with rate and time left (the merge that follows has its own).
+    ProgressOptions po;
+    po.unit = "edges";
+    Progress progress("generate edges", o.num_edges, po);
     for (int64_t base = 0; base < o.num_edges; base += block) {
       const int64_t count = std::min(block, o.num_edges - base);
       std::vector<int64_t> chunk_intra(static_cast<size_t>(ThreadPool::NumChunks(count, kEdgeChunk)), 0);
@@ -228,7 +234,10 @@ Status GenerateGraph(const GenerateGraphOptions& o, const ExecContext& ctx, Gene
       });
       for (int64_t c : chunk_intra) intra += c;
       FS_RETURN_IF_ERROR(builder->AddBatch(src.data(), dst.data(), count));
+      progress.Advance(count);
     }
+    progress.Finish(std::to_string(o.num_edges) + " edges drawn, " + std::to_string(builder->stats().num_runs) +
+                    " runs spilled");
   }
   FS_RETURN_IF_ERROR(builder->Finish(n, writer->StagingPath(storage::kIndptrFile),
                                      writer->StagingPath(storage::kIndicesFile)));
