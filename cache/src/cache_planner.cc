@@ -73,4 +73,19 @@ StatusOr<std::unique_ptr<CachePlanner>> CachePlanner::Create(const CacheConfig& 
   return InvalidArgument("CacheConfig: unknown policy value " + std::to_string(static_cast<int>(config.policy)));
 }
 
+int64_t PlannerIndexBytes(const CacheConfig& config) {
+  if (config.policy == Policy::kLookahead) return LookaheadIndexBytes(config);
+  // LruState and StaticState: a slot and a last user, int32 each. Sparse
+  // keys: a map entry per key held (the resident rows), the caller's count.
+  return config.key_space > 0 ? (config.key_space + 1) * internal::kSmallStateBytes : 0;
+}
+
+int64_t SlotRecordBytes(const CacheConfig& config) {
+  // SlotTable: key_ (i64), pins_ (i32), dirty_ (u8), free_ (i32).
+  int64_t bytes = 8 + 4 + 1 + 4;
+  // The eviction order's doubly linked SlotList (i32 prev and next).
+  if (config.policy != Policy::kStatic) bytes += 8;
+  return bytes;
+}
+
 }  // namespace foresight::cache

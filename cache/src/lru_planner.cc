@@ -14,6 +14,7 @@ struct LruState {
   int32_t slot1;
   int32_t last_user1;
 };
+static_assert(sizeof(LruState) == kSmallStateBytes, "PlannerIndexBytes counts this state");
 
 template <typename Map>
 class LruPlanner final : public PlannerBase<LruPlanner<Map>, Map> {

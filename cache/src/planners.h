@@ -9,6 +9,9 @@
 
 namespace foresight::cache::internal {
 
+// sizeof the lru and static planners' per-key state (PlannerIndexBytes).
+inline constexpr int64_t kSmallStateBytes = 8;
+
 std::unique_ptr<CachePlanner> MakeLookaheadPlanner(const CacheConfig& config, int32_t num_slots);
 std::unique_ptr<CachePlanner> MakeLruPlanner(const CacheConfig& config, int32_t num_slots);
 std::unique_ptr<CachePlanner> MakeStaticPlanner(const CacheConfig& config, int32_t num_slots);

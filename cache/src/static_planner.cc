@@ -15,6 +15,7 @@ struct StaticState {
   int32_t slot1;
   int32_t last_user1;
 };
+static_assert(sizeof(StaticState) == kSmallStateBytes, "PlannerIndexBytes counts this state");
 
 template <typename Map>
 class StaticPlanner final : public PlannerBase<StaticPlanner<Map>, Map> {

@@ -84,6 +84,9 @@ class MiniBatchRunner : public EpochRunner {
     if (o.plan_only) return WritePlan(mi);
     memory_ = EstimateMemory(mi);
     FS_ASSIGN_OR_RETURN(cache_bytes_, PlanCacheBytes(o, memory_));
+    // What the budget leaves pays each slot's row and its planner records.
+    const int64_t records = cache::SlotRecordBytes(PlannerShape(o, d.num_nodes()));
+    if (o.cache_size < 0) cache_bytes_ = CacheRowBytesWithin(cache_bytes_, RowBytes(), records);
     // More slots than rows would only cost planner memory.
     cache_bytes_ = std::min(cache_bytes_, d.num_nodes() * RowBytes());
     // The automatic group was sized by the budget (an upper bound of the
@@ -101,7 +104,9 @@ class MiniBatchRunner : public EpochRunner {
     FS_ASSIGN_OR_RETURN(cache_policy_, cache::ParsePolicy(o.cache_policy));
     if (o.memory_budget > 0) {
       FS_LOG(INFO) << "memory budget " << FormatBytes(o.memory_budget) << ": " << memory_.Describe()
-                   << "; feature cache " << FormatBytes(cache_bytes_) << "; evaluation in chunks of "
+                   << "; feature cache " << FormatBytes(cache_bytes_) << " + its slots' records "
+                   << FormatBytes(cache_bytes_ / std::max<int64_t>(1, RowBytes()) * records)
+                   << "; evaluation in chunks of "
                    << memory_.evaluation.chunk_size << " with " << FormatBytes(memory_.evaluation.layer_bytes)
                    << " of hidden layers in RAM";
     }
@@ -331,7 +336,8 @@ class MiniBatchRunner : public EpochRunner {
     const MemoryEstimate e = EstimateMemory(mi);
     TrainSummary* out = state_.plan_out;
     if (out == nullptr) return Internal("plan_only: no summary to write the plan to");
-    out->minimum_budget_bytes = MinimumBudget(e, RowBytes());
+    out->minimum_budget_bytes =
+        MinimumBudget(e, RowBytes() + cache::SlotRecordBytes(PlannerShape(o, state_.data->dataset->num_nodes())));
     std::string text = "memory plan of " + o.dataset + " (" + std::to_string(o.batch_size) + " seeds a batch, " +
                        std::to_string(o.lookahead) + " batches of lookahead, " + o.feature_store +
                        " feature store):\n" + e.Table();
@@ -339,8 +345,12 @@ class MiniBatchRunner : public EpochRunner {
             FormatBytes(e.evaluation.layer_bytes) + " of hidden layers in RAM (the rest in a scratch file)\n";
     if (state_.options->memory_budget > 0) {
       const int64_t left = state_.options->memory_budget - e.total();
+      const int64_t records = cache::SlotRecordBytes(PlannerShape(o, state_.data->dataset->num_nodes()));
+      const int64_t rows = std::min(CacheRowBytesWithin(left, RowBytes(), records), AllRowsBytes());
       text += "feature cache under --memory-budget " + FormatBytes(state_.options->memory_budget) + ": " +
-              (left > 0 ? FormatBytes(std::min(left, AllRowsBytes())) : std::string("none (below the minimum)")) +
+              (left > 0 ? FormatBytes(rows) + " + its slots' records " +
+                              FormatBytes(rows / std::max<int64_t>(1, RowBytes()) * records)
+                        : std::string("none (below the minimum)")) +
               "\n";
     }
     text += "smallest --memory-budget this run accepts: " + FormatBytes(out->minimum_budget_bytes) + "\n";

@@ -221,8 +221,9 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   }
   const int64_t optimizer_states = o.optimizer == "sgd" ? 1 : 2;
   add("model + optimizer", in.parameters * 4 * (2 + optimizer_states), MemoryScale::kFixed);
-  // The cache planner's per-node index.
-  add("planner index", n * 16, MemoryScale::kGraph);
+  // The cache planner's per-node index (flat over the nodes, touched as
+  // they are met: lookahead 24 bytes a node, lru and static 8).
+  add("planner index", cache::PlannerIndexBytes(PlannerShape(o, n)), MemoryScale::kGraph);
 
   const BatchBound bb = BoundBatch(in, n, d.num_edges());
   // The sample stage's sampler: an id table sized to the batch (8-byte
@@ -279,6 +280,20 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
     e.evaluation = PlanEvaluation(in, evaluation);
   }
   return e;
+}
+
+cache::CacheConfig PlannerShape(const TrainOptions& options, int64_t num_nodes) {
+  cache::CacheConfig c;
+  // The options are checked before any plan is made.
+  StatusOr<cache::Policy> policy = cache::ParsePolicy(options.cache_policy);
+  c.policy = policy.ok() ? *policy : cache::Policy::kLookahead;
+  c.key_space = std::max<int64_t>(1, num_nodes);
+  return c;
+}
+
+int64_t CacheRowBytesWithin(int64_t bytes, int64_t row_bytes, int64_t record_bytes) {
+  if (bytes <= 0 || row_bytes <= 0) return 0;
+  return bytes / (row_bytes + std::max<int64_t>(0, record_bytes)) * row_bytes;
 }
 
 int64_t MinimumBudget(const MemoryEstimate& estimate, int64_t row_bytes) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "foresight/core/process_memory.h"
+#include "foresight/cache/cache_planner.h"
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
 #include "foresight/storage/dataset.h"
@@ -106,6 +107,14 @@ int64_t TopologyPagesBytes(const MemoryInputs& in);
 // leaves after `estimate` (ResourceExhausted listing the items when it
 // leaves nothing), else 0.
 StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstimate& estimate);
+// The feature cache planner's shape for `options` on a graph of
+// `num_nodes`: its policy and dense node keys (for PlannerIndexBytes and
+// SlotRecordBytes).
+cache::CacheConfig PlannerShape(const TrainOptions& options, int64_t num_nodes);
+// The row bytes of a cache given `bytes` of a budget when every slot pays
+// its row and `record_bytes` of planner records (cache::SlotRecordBytes):
+// whole slots only. With 32-byte rows the records take 44% of the bytes.
+int64_t CacheRowBytesWithin(int64_t bytes, int64_t row_bytes, int64_t record_bytes);
 // The same rule for any cache (the GNN feature cache, the DLRM table cache):
 // when not even the minimum fits, the message names "no <cache_name>" and
 // ends with `minimum_advice` (what the user can change).

@@ -123,6 +123,20 @@ struct CacheConfig {
 // window_index_keys keys (as long as it holds no more).
 int64_t LookaheadIndexBytes(const CacheConfig& config);
 
+// Bytes of any policy's per-key index at most: LookaheadIndexBytes for
+// lookahead; for lru and static with dense keys their flat array over
+// key_space (8 bytes a key, touched lazily: it grows to this as keys are
+// met), with sparse keys a map entry per resident key (counted per slot).
+int64_t PlannerIndexBytes(const CacheConfig& config);
+
+// Bytes the planner keeps for each cache slot beside its row: the slot
+// table's key (8), pin count (4), dirty flag (1) and free-stack entry (4),
+// and the eviction list's links (8; lookahead and lru), plus a map entry
+// for the slot's key with sparse keys outside the window index. With rows
+// of tens of bytes (16 f16 features) they cost as much as the row, so a
+// budget pays both.
+int64_t SlotRecordBytes(const CacheConfig& config);
+
 struct SlotKey {
   int64_t key = 0;
   int64_t slot = 0;
