@@ -4,7 +4,7 @@ JSON lines per model and rank count, then a projection of the communication
 per training step for 8-64 GPUs from the measured message sizes.
 
 Usage: bench/scaling_study.sh FORESIGHT WORK 3 > runs.jsonl
-       bench/scaling_projection.py runs.jsonl
+       bench/scaling_projection.py runs.jsonl [--sizes ...] [--compute-ms ...]
 
 The projection is a cost model, not a measurement (no GPU and no network
 here). Its assumptions are printed with it and are the constants below:
@@ -29,6 +29,7 @@ here). Its assumptions are printed with it and are the constants below:
     give one rank's losses. Weak scaling (DLRM): that batch per GPU, so the
     all-to-all bytes per GPU stay at the measured global batch's.
 """
+import argparse
 import json
 import math
 import statistics
@@ -63,7 +64,7 @@ def alltoall_s(n, rank_bytes, nic_gbit):
     return max(nvl, net) + (ALPHA_NET if remote_peers else ALPHA_NODE)
 
 
-def main(path):
+def measured_medians(path):
     runs = defaultdict(list)
     for line in open(path):
         line = line.strip()
@@ -80,21 +81,25 @@ def main(path):
         med[(model, ranks)] = m
         print(f"| {model} | {ranks} | {len(rs)} | {m['step_ms']:.2f} | {m['compute_ms']:.2f} | "
               f"{m['allreduce_ms']:.2f} | {m['exchange_ms']:.2f} | {m['allreduce_mb']:.4f} | {m['exchange_mb']:.4f} |")
+    return med
 
-    def size_of(model, key):
-        vals = [med[(model, n)][key] for n in (2, 3) if (model, n) in med]
-        return statistics.median(vals) * 1e6 if vals else 0.0
 
-    sage_grad = size_of("sage", "allreduce_mb")
-    dlrm_grad = size_of("dlrm", "allreduce_mb")
-    # All-to-all bytes of all ranks per step (rank 0's bytes x ranks), per exchange round.
-    totals = [med[("dlrm", n)]["exchange_mb"] * n for n in (2, 3) if ("dlrm", n) in med]
-    dlrm_a2a_total = statistics.median(totals) * 1e6 / DLRM_EXCHANGES if totals else 0.0
-    c1 = {m: med[(m, 1)]["compute_ms"] for m in ("sage", "dlrm") if (m, 1) in med}
+def sizes_from(med):
+    """Message sizes in bytes from the runs at 2 and 3 ranks."""
+    def size_of(model, key, times_ranks=False):
+        vals = [med[(model, n)][key] * (n if times_ranks else 1) for n in (2, 3) if (model, n) in med]
+        return statistics.median(vals) * 1e6 if vals else None
+    return {"sage_grad": size_of("sage", "allreduce_mb"), "dlrm_grad": size_of("dlrm", "allreduce_mb"),
+            # all ranks' all-to-all bytes per step (rank 0's bytes x ranks)
+            "dlrm_a2a": size_of("dlrm", "exchange_mb", times_ranks=True)}
 
+
+def project(sizes, compute_ms):
+    sage_grad, dlrm_grad = sizes["sage_grad"], sizes["dlrm_grad"]
+    per_round = sizes["dlrm_a2a"] / DLRM_EXCHANGES
     print(f"\n## Projected communication per step (ms), from the measured sizes: GraphSAGE gradients "
           f"{sage_grad / 1e3:.1f} KB, DLRM dense gradients {dlrm_grad / 1e3:.1f} KB, DLRM all-to-all "
-          f"{dlrm_a2a_total * DLRM_EXCHANGES / 1e6:.2f} MB per step over all ranks\n")
+          f"{sizes['dlrm_a2a'] / 1e6:.2f} MB per step over all ranks\n")
     print("| GPUs | link across nodes | GraphSAGE all-reduce | DLRM all-reduce | DLRM all-to-all, strong | "
           "DLRM all-to-all, weak | 1-rank CPU compute / N: GraphSAGE, DLRM |")
     print("|---|---|---|---|---|---|---|")
@@ -103,11 +108,30 @@ def main(path):
             link = "NVLink only" if n <= GPUS_PER_NODE else f"{gbit} Gb/s"
             ar_s = allreduce_s(n, sage_grad, gbit) * 1e3
             ar_d = allreduce_s(n, dlrm_grad, gbit) * 1e3
-            strong = DLRM_EXCHANGES * alltoall_s(n, dlrm_a2a_total / n, gbit) * 1e3
-            weak = DLRM_EXCHANGES * alltoall_s(n, dlrm_a2a_total, gbit) * 1e3
-            cpu = ", ".join(f"{c1[m] / n:.2f}" for m in ("sage", "dlrm") if m in c1)
+            strong = DLRM_EXCHANGES * alltoall_s(n, per_round / n, gbit) * 1e3
+            weak = DLRM_EXCHANGES * alltoall_s(n, per_round, gbit) * 1e3
+            cpu = ", ".join(f"{compute_ms[m] / n:.2f}" for m in ("sage", "dlrm") if m in compute_ms)
             print(f"| {n} | {link} | {ar_s:.3f} | {ar_d:.3f} | {strong:.3f} | {weak:.3f} | {cpu} |")
 
 
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("runs", nargs="?", help="bench/scaling_study.sh's JSON lines")
+    ap.add_argument("--sizes", help="sage_grad=B,dlrm_grad=B,dlrm_a2a=B (bytes per step) instead of the runs'")
+    ap.add_argument("--compute-ms", help="sage=MS,dlrm=MS: one rank's compute per step instead of the runs'")
+    a = ap.parse_args()
+    med = measured_medians(a.runs) if a.runs else {}
+    sizes = sizes_from(med)
+    if a.sizes:
+        sizes.update({k: float(v) for k, v in (kv.split("=") for kv in a.sizes.split(","))})
+    compute = {m: med[(m, 1)]["compute_ms"] for m in ("sage", "dlrm") if (m, 1) in med}
+    if a.compute_ms:
+        compute.update({k: float(v) for k, v in (kv.split("=") for kv in a.compute_ms.split(","))})
+    missing = [k for k, v in sizes.items() if v is None]
+    if missing:
+        sys.exit(f"scaling_projection: no measured size for {', '.join(missing)} (runs at 2 or 3 ranks, or --sizes)")
+    project(sizes, compute)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main()

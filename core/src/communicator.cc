@@ -98,6 +98,12 @@ StatusOr<CommunicatorOptions> ResolveOptions(const CommunicatorOptions& options)
 
 }  // namespace internal
 
+Status Communicator::AllReduceSum(void* data, int64_t n, SumType type) {
+  Pending pending;
+  FS_RETURN_IF_ERROR(StartAllReduceSum(data, n, type, &pending));
+  return Wait(&pending);
+}
+
 Status Communicator::AllReduceSum(Tensor* data) {
   FS_RETURN_IF_ERROR(internal::CheckTensorOn(*data, tensor_device(), "AllReduceSum", "the tensor"));
   if (data->dtype() == DType::kF32) return AllReduceSum(data->data<float>(), data->numel());

@@ -22,13 +22,6 @@ class DeviceMirrorCommunicator : public Communicator {
   int size() const override { return d_->size(); }
   const char* backend() const override { return d_->backend(); }
 
-  using Communicator::AllReduceSum;
-  Status AllReduceSum(void* data, int64_t n, SumType type) override {
-    Pending p;
-    FS_RETURN_IF_ERROR(StartAllReduceSum(data, n, type, &p));
-    return Wait(&p);
-  }
-
   Status StartAllReduceSum(void* data, int64_t n, SumType type, Pending* pending) override {
     Staged s;
     s.host = data;

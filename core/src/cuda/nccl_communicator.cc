@@ -127,13 +127,6 @@ class NcclCommunicator : public Communicator {
   const char* backend() const override { return "nccl"; }
   Device tensor_device() const override { return device_; }
 
-  using Communicator::AllReduceSum;
-  Status AllReduceSum(void* data, int64_t n, SumType type) override {
-    Pending pending;
-    FS_RETURN_IF_ERROR(StartAllReduceSum(data, n, type, &pending));
-    return Wait(&pending);
-  }
-
   Status StartAllReduceSum(void* data, int64_t n, SumType type, Pending* pending) override {
     FS_RETURN_IF_ERROR(CheckSpan(data, n, "AllReduceSum"));
     FS_RETURN_IF_ERROR(Usable());

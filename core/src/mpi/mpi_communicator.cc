@@ -116,13 +116,6 @@ class MpiCommunicator : public Communicator, public HangWatch {
   int size() const override { return size_; }
   const char* backend() const override { return "mpi"; }
 
-  using Communicator::AllReduceSum;
-  Status AllReduceSum(void* data, int64_t n, SumType type) override {
-    Pending pending;
-    FS_RETURN_IF_ERROR(StartAllReduceSum(data, n, type, &pending));
-    return Wait(&pending);
-  }
-
   Status StartAllReduceSum(void* data, int64_t n, SumType type, Pending* pending) override {
     FS_RETURN_IF_ERROR(CheckSpan(data, n, "AllReduceSum"));
     // In parts of at most INT_MAX elements (MPI's count is an int); one

@@ -43,8 +43,8 @@ class Communicator {
 
   // In place: every rank's `n` elements at `data` (on tensor_device(); the
   // same n and type on every rank) become their elementwise sum over the ranks,
-  // the same bytes on every rank.
-  virtual Status AllReduceSum(void* data, int64_t n, SumType type) = 0;
+  // the same bytes on every rank. By default StartAllReduceSum, then Wait.
+  virtual Status AllReduceSum(void* data, int64_t n, SumType type);
   Status AllReduceSum(float* data, int64_t n) { return AllReduceSum(data, n, SumType::kF32); }
   Status AllReduceSum(double* data, int64_t n) { return AllReduceSum(data, n, SumType::kF64); }
   Status AllReduceSum(int64_t* data, int64_t n) { return AllReduceSum(data, n, SumType::kI64); }
