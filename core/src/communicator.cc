@@ -2,24 +2,34 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <utility>
 
 #include "communicator_checks.h"
+#include "hang_watch.h"
 #include "foresight/core/logging.h"
+#include "foresight/core/nccl_communicator.h"
 
 namespace foresight {
 
 namespace internal {
 
-Status CheckHostTensor(const Tensor& t, const char* op, const char* what) {
+Status CheckTensorOn(const Tensor& t, Device device, const char* op, const char* what) {
   if (!t.defined()) return InvalidArgument(std::string(op) + ": " + what + " is undefined");
-  if (!t.device().is_cpu()) {
-    return InvalidArgument(std::string(op) + ": " + what + " must be a host tensor, got " + t.ToString());
+  if (t.device() != device) {
+    return InvalidArgument(std::string(op) + ": " + what + " must be " +
+                           (device.is_cpu() ? std::string("a host tensor") : "a tensor on " + device.ToString()) +
+                           ", got " + t.ToString());
   }
   if (!t.is_contiguous()) {
     return InvalidArgument(std::string(op) + ": " + what + " must be contiguous, got " + t.ToString());
   }
   return Status::OK();
+}
+
+Status CheckHostTensor(const Tensor& t, const char* op, const char* what) {
+  return CheckTensorOn(t, Device::Cpu(), op, what);
 }
 
 Status CheckSpan(const void* data, int64_t n, const char* op) {
@@ -35,8 +45,9 @@ Shape RowShape(const Tensor& t) {
   return Shape(t.shape().begin() + 1, t.shape().end());
 }
 
-Status CheckSendCounts(const Tensor& send, const std::vector<int64_t>& counts, int size, const char* op) {
-  FS_RETURN_IF_ERROR(CheckHostTensor(send, op, "send"));
+Status CheckSendCounts(const Tensor& send, const std::vector<int64_t>& counts, int size, const char* op,
+                       Device device) {
+  FS_RETURN_IF_ERROR(CheckTensorOn(send, device, op, "send"));
   if (send.dim() < 1) return InvalidArgument(std::string(op) + ": send must have rows, got " + send.ToString());
   if (static_cast<int>(counts.size()) != size) {
     return InvalidArgument(std::string(op) + ": " + std::to_string(counts.size()) + " send counts for " +
@@ -69,17 +80,39 @@ Status CheckRoot(int root, int size, const char* op) {
 // without MPI (no_mpi.cc).
 StatusOr<std::unique_ptr<Communicator>> MakeMpiWorld(const CommunicatorOptions& options);
 
+HangWatch* HangWatchOf(Communicator* host) { return dynamic_cast<HangWatch*>(host); }
+
+StatusOr<CommunicatorOptions> ResolveOptions(const CommunicatorOptions& options) {
+  CommunicatorOptions o = options;
+  if (const char* t = std::getenv("FORESIGHT_COLLECTIVE_TIMEOUT")) {
+    char* end = nullptr;
+    const double seconds = std::strtod(t, &end);
+    if (end == t || *end != '\0' || !(seconds > 0)) {
+      return InvalidArgument(std::string("FORESIGHT_COLLECTIVE_TIMEOUT must be a positive number of seconds, got '") +
+                             t + "'");
+    }
+    o.timeout_seconds = seconds;
+  }
+  return o;
+}
+
 }  // namespace internal
 
+Status Communicator::AllReduceSum(void* data, int64_t n, SumType type) {
+  Pending pending;
+  FS_RETURN_IF_ERROR(StartAllReduceSum(data, n, type, &pending));
+  return Wait(&pending);
+}
+
 Status Communicator::AllReduceSum(Tensor* data) {
-  FS_RETURN_IF_ERROR(internal::CheckHostTensor(*data, "AllReduceSum", "the tensor"));
+  FS_RETURN_IF_ERROR(internal::CheckTensorOn(*data, tensor_device(), "AllReduceSum", "the tensor"));
   if (data->dtype() == DType::kF32) return AllReduceSum(data->data<float>(), data->numel());
   if (data->dtype() == DType::kI64) return AllReduceSum(data->data<int64_t>(), data->numel());
   return InvalidArgument("AllReduceSum: sums f32 or i64 tensors, got " + data->ToString());
 }
 
 Status Communicator::AllToAll(const Tensor& send, Tensor* out) {
-  FS_RETURN_IF_ERROR(internal::CheckHostTensor(send, "AllToAll", "send"));
+  FS_RETURN_IF_ERROR(internal::CheckTensorOn(send, tensor_device(), "AllToAll", "send"));
   if (send.dim() < 1 || send.size(0) % size() != 0) {
     return InvalidArgument("AllToAll: send's rows must divide evenly among " + std::to_string(size()) +
                            " ranks, got " + send.ToString());
@@ -171,21 +204,27 @@ StatusOr<Communicator*> WorldCommunicator(const CommunicatorOptions& options) {
     world = MakeSingleProcessCommunicator();
     return world.get();
   }
-  CommunicatorOptions o = options;
-  if (const char* t = std::getenv("FORESIGHT_COLLECTIVE_TIMEOUT")) {
-    char* end = nullptr;
-    const double seconds = std::strtod(t, &end);
-    if (end == t || *end != '\0' || !(seconds > 0)) {
-      return InvalidArgument(std::string("FORESIGHT_COLLECTIVE_TIMEOUT must be a positive number of seconds, got '") +
-                             t + "'");
-    }
-    o.timeout_seconds = seconds;
-  }
+  FS_ASSIGN_OR_RETURN(const CommunicatorOptions o, internal::ResolveOptions(options));
   FS_ASSIGN_OR_RETURN(world, internal::MakeMpiWorld(o));
   if (world->size() > 1) {
     SetLogPrefix("[rank " + std::to_string(world->rank()) + "/" + std::to_string(world->size()) + "] ");
   }
   return world.get();
+}
+
+StatusOr<Communicator*> CommunicatorFor(Device device, Communicator* world) {
+  if (device.is_cpu() || world->tensor_device() == device) return world;
+  static std::mutex mu;
+  // Never destroyed (see the header): raw pointers in a leaked map.
+  static auto* made = new std::map<std::pair<Communicator*, int>, Communicator*>;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = made->find({world, device.index});
+  if (it != made->end()) return it->second;
+  FS_ASSIGN_OR_RETURN(const CommunicatorOptions options, internal::ResolveOptions(CommunicatorOptions()));
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> comm, MakeNcclCommunicator(world, device, options));
+  Communicator* c = comm.release();
+  made->emplace(std::make_pair(world, device.index), c);
+  return c;
 }
 
 }  // namespace foresight

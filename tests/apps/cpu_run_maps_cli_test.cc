@@ -2,8 +2,8 @@
 // to map the shared CUDA runtime and cuBLAS (with libcublasLt, about 200 MB
 // of RSS) at start, whatever the device: that was the floor of every
 // --memory-budget. Now the runtime is linked statically and opens the
-// driver on its first call, and cuBLAS is opened on the first GEMM on a
-// GPU. The dynamic loader's own log (LD_DEBUG=files) lists every library a
+// driver on its first call, cuBLAS is opened on the first GEMM on a GPU,
+// and NCCL on the first NCCL communicator. The dynamic loader's own log (LD_DEBUG=files) lists every library a
 // process loads or tries to load, linked or dlopen'ed, so a run that needed
 // or opened any CUDA library, even one missing on this machine, fails here.
 #include <gtest/gtest.h>
@@ -38,6 +38,7 @@ void ExpectNoCudaLibrary(const testing::CliResult& r, const std::string& what) {
     EXPECT_EQ(l.find("libcuda"), std::string::npos) << what << " loaded " << l;
     EXPECT_EQ(l.find("libcublas"), std::string::npos) << what << " loaded " << l;
     EXPECT_EQ(l.find("libnvidia"), std::string::npos) << what << " loaded " << l;
+    EXPECT_EQ(l.find("libnccl"), std::string::npos) << what << " loaded " << l;
   }
   EXPECT_TRUE(blas) << what << ": no loader log (LD_DEBUG ignored?); libraries seen: " << libs.size();
 }

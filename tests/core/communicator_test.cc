@@ -3,28 +3,74 @@
 // backend) and under `mpirun -np 2` / `-np 3`, over shared memory and TCP
 // (tests/core/CMakeLists.txt): every rank runs every test in the same
 // order, so the collectives line up.
+//
+// Built a second time with FORESIGHT_TEST_NCCL (core_communicator_nccl_gpu_test,
+// label gpu): the same suite on the NCCL backend on cuda:0, each
+// collective's host data mirrored to the GPU (device_mirror_communicator.h),
+// plus the device-tensor cases at the end; skipped where no GPU is visible.
 #include "foresight/core/communicator.h"
 
 #include <cstdlib>
 
 #include "testing/testing.h"
 
+#ifdef FORESIGHT_TEST_NCCL
+#include "device_mirror_communicator.h"
+#include "foresight/core/cuda_available.h"
+#include "foresight/core/nccl_communicator.h"
+// Its own suite name, so ctest's names do not clash with the host suite's.
+#define CommunicatorTest NcclCommunicatorTest
+#endif
+
 namespace foresight {
 namespace {
 
+class CommunicatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifdef FORESIGHT_TEST_NCCL
+    if (CudaDeviceCount() == 0) {
+      GTEST_SKIP() << "no GPU visible (" << CudaAvailable().message()
+                   << "): the NCCL communicator is compiled but not run";
+    }
+#endif
+  }
+};
+
+StatusOr<Communicator*> HostWorld() { return WorldCommunicator(); }
+
+#ifdef FORESIGHT_TEST_NCCL
+// The job's NCCL communicator on cuda:0 (one GPU per rank: run it at -np 1
+// on a one-GPU machine).
+StatusOr<Communicator*> NcclWorld() {
+  FS_ASSIGN_OR_RETURN(Communicator * world, HostWorld());
+  return CommunicatorFor(Device::Cuda(0), world);
+}
+
+StatusOr<Communicator*> TestedWorld() {
+  FS_ASSIGN_OR_RETURN(Communicator * nccl, NcclWorld());
+  static testing::DeviceMirrorCommunicator mirror(nccl);
+  return &mirror;
+}
+const char* ExpectedBackend() { return "nccl"; }
+#else
+StatusOr<Communicator*> TestedWorld() { return HostWorld(); }
+const char* ExpectedBackend() { return LaunchedWorldSize() > 1 || std::getenv("OMPI_COMM_WORLD_SIZE") ? "mpi" : "single"; }
+#endif
+
 Communicator* World() {
-  StatusOr<Communicator*> w = WorldCommunicator();
+  StatusOr<Communicator*> w = TestedWorld();
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   return w.ok() ? *w : nullptr;
 }
 
-TEST(CommunicatorTest, RankAndSizeMatchTheLauncher) {
+TEST_F(CommunicatorTest, RankAndSizeMatchTheLauncher) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->size(), LaunchedWorldSize());
   EXPECT_GE(c->rank(), 0);
   EXPECT_LT(c->rank(), c->size());
-  EXPECT_STREQ(c->backend(), c->size() > 1 || std::getenv("OMPI_COMM_WORLD_SIZE") ? "mpi" : "single");
+  EXPECT_STREQ(c->backend(), ExpectedBackend());
   // Every rank appears once, in rank order.
   Tensor mine = Tensor::Empty({1}, DType::kI64);
   mine.data<int64_t>()[0] = c->rank();
@@ -34,7 +80,7 @@ TEST(CommunicatorTest, RankAndSizeMatchTheLauncher) {
   for (int r = 0; r < c->size(); ++r) EXPECT_EQ(all.data<int64_t>()[r], r);
 }
 
-TEST(CommunicatorTest, AllReduceSumsF32F64AndI64) {
+TEST_F(CommunicatorTest, AllReduceSumsF32F64AndI64) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);
   const int n = c->size(), r = c->rank();
@@ -66,7 +112,7 @@ TEST(CommunicatorTest, AllReduceSumsF32F64AndI64) {
   EXPECT_ERROR_CONTAINS(c->AllReduceSum(&u8), "f32 or i64");
 }
 
-TEST(CommunicatorTest, StartedSumsCompleteInAnyWaitOrder) {
+TEST_F(CommunicatorTest, StartedSumsCompleteInAnyWaitOrder) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);
   const int n = c->size(), r = c->rank();
@@ -99,7 +145,7 @@ TEST(CommunicatorTest, StartedSumsCompleteInAnyWaitOrder) {
   EXPECT_EQ(one, n);
 }
 
-TEST(CommunicatorTest, WaitRefusesAHandleNotStartedOrWaitedTwice) {
+TEST_F(CommunicatorTest, WaitRefusesAHandleNotStartedOrWaitedTwice) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);
   Communicator::Pending never;
@@ -115,7 +161,7 @@ TEST(CommunicatorTest, WaitRefusesAHandleNotStartedOrWaitedTwice) {
   EXPECT_ERROR_CONTAINS(c->StartAllReduceSum(nullptr, 3, Communicator::SumType::kF32, &p), "null data");
 }
 
-TEST(CommunicatorTest, AllGatherConcatenatesInRankOrder) {
+TEST_F(CommunicatorTest, AllGatherConcatenatesInRankOrder) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);
   Tensor mine = Tensor::Empty({2, 3}, DType::kI32);
@@ -136,7 +182,7 @@ TEST(CommunicatorTest, AllGatherConcatenatesInRankOrder) {
 // some parts (and on 3 ranks whole columns) are empty.
 int64_t Count(int from, int to) { return (from + 2 * to) % 3; }
 
-TEST(CommunicatorTest, AllToAllVRoutesUnevenPartsIncludingEmptyOnes) {
+TEST_F(CommunicatorTest, AllToAllVRoutesUnevenPartsIncludingEmptyOnes) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);
   const int n = c->size(), me = c->rank();
@@ -180,7 +226,7 @@ TEST(CommunicatorTest, AllToAllVRoutesUnevenPartsIncludingEmptyOnes) {
   EXPECT_ERROR_CONTAINS(c->AllToAllV(send, std::vector<int64_t>(n + 1, 0), &got, &recv_counts), "send counts for");
 }
 
-TEST(CommunicatorTest, AllToAllSendsEqualParts) {
+TEST_F(CommunicatorTest, AllToAllSendsEqualParts) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);
   const int n = c->size(), me = c->rank();
@@ -200,7 +246,7 @@ TEST(CommunicatorTest, AllToAllSendsEqualParts) {
   }
 }
 
-TEST(CommunicatorTest, BroadcastFromEveryRoot) {
+TEST_F(CommunicatorTest, BroadcastFromEveryRoot) {
   Communicator* c = World();
   ASSERT_NE(c, nullptr);
   for (int root = 0; root < c->size(); ++root) {
@@ -213,6 +259,36 @@ TEST(CommunicatorTest, BroadcastFromEveryRoot) {
   EXPECT_ERROR_CONTAINS(c->Broadcast(&t, c->size()), "is not a rank");
   EXPECT_OK(c->Barrier());
 }
+
+#ifdef FORESIGHT_TEST_NCCL
+// Device tensors straight into the NCCL communicator (no mirror): the tensor
+// forms, and host tensors refused.
+TEST_F(CommunicatorTest, DeviceTensorsAndHostTensorsRefused) {
+  ASSERT_OK_AND_ASSIGN(Communicator * c, NcclWorld());
+  EXPECT_EQ(c->tensor_device(), Device::Cuda(0));
+  const int n = c->size(), r = c->rank();
+  Tensor host = Tensor::Empty({4}, DType::kF32);
+  for (int k = 0; k < 4; ++k) host.data<float>()[k] = static_cast<float>(k + r);
+  ASSERT_OK_AND_ASSIGN(Tensor t, host.To(Device::Cuda(0)));
+  ASSERT_OK(c->AllReduceSum(&t));
+  ASSERT_OK_AND_ASSIGN(Tensor back, t.To(Device::Cpu()));
+  const int64_t rank_sum = int64_t{n} * (n - 1) / 2;
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(back.data<float>()[k], static_cast<float>(n * k + rank_sum));
+  // Equal parts, through the base class's AllToAll.
+  ASSERT_OK_AND_ASSIGN(Tensor parts, Tensor::Zeros({2 * n}, DType::kI64).To(Device::Cuda(0)));
+  Tensor got;
+  ASSERT_OK(c->AllToAll(parts, &got));
+  EXPECT_EQ(got.device(), Device::Cuda(0));
+  EXPECT_EQ(got.numel(), 2 * n);
+  EXPECT_ERROR_CONTAINS(c->AllReduceSum(&host), "must be a tensor on cuda:0");
+  EXPECT_ERROR_CONTAINS(c->AllGather(host, &got), "must be a tensor on cuda:0");
+  EXPECT_ERROR_CONTAINS(c->Broadcast(&host, 0), "must be a tensor on cuda:0");
+  // The same communicator for the same device.
+  ASSERT_OK_AND_ASSIGN(Communicator * world, HostWorld());
+  ASSERT_OK_AND_ASSIGN(Communicator * again, CommunicatorFor(Device::Cuda(0), world));
+  EXPECT_EQ(again, c);
+}
+#endif
 
 }  // namespace
 }  // namespace foresight

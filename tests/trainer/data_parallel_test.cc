@@ -55,6 +55,16 @@ TEST_F(DataParallelTest, RanksTakeTheStepsOfOneRank) {
   for (size_t e = 0; e < reference.summary.history.size(); ++e) {
     EXPECT_EQ(parallel.summary.history[e].seeds, reference.summary.history[e].seeds) << "epoch " << e + 1;
     EXPECT_NEAR(parallel.summary.history[e].train_acc, reference.summary.history[e].train_acc, 1e-9);
+    // The exchange's figures (the metrics lines' allreduce_* keys): every
+    // step of the epoch sends the same gradient bytes; one rank sends none.
+    const trainer::EpochMetrics& m = parallel.summary.history[e];
+    EXPECT_EQ(reference.summary.history[e].allreduce_steps, 0);
+    if ((*world)->size() > 1) {
+      EXPECT_EQ(m.allreduce_steps, 8) << "epoch " << e + 1;  // 7 batches of 17 and one of 1
+      EXPECT_GT(m.allreduce_bytes, 0);
+      EXPECT_EQ(m.allreduce_bytes % 8, 0);
+      EXPECT_EQ(m.allreduce_bytes, parallel.summary.history[0].allreduce_bytes);
+    }
   }
 }
 

@@ -41,6 +41,11 @@ nlohmann::json EpochMetricsToJson(const EpochMetrics& m) {
   for (const auto& [name, s] : m.stages) stages[name] = {{"busy", s.busy}, {"wait", s.wait}};
   j["stages"] = stages;
   j["bottleneck"] = m.bottleneck;
+  if (m.allreduce_steps > 0) {  // several ranks (rank 0's figures)
+    j["allreduce_seconds"] = m.allreduce_seconds;
+    j["allreduce_bytes"] = m.allreduce_bytes;
+    j["allreduce_steps"] = m.allreduce_steps;
+  }
   return j;
 }
 

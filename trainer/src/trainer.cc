@@ -237,6 +237,8 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
     FS_RETURN_IF_ERROR(runner->TrainEpoch(epoch, &m));
     m.epoch_seconds = watch.Lap();
     m.allreduce_seconds = data_parallel.allreduce_seconds;
+    m.allreduce_bytes = data_parallel.allreduce_bytes;
+    m.allreduce_steps = data_parallel.steps;
     if (ranks > 1 && writer && options.progress && data_parallel.steps > 0) {
       FS_LOG(INFO) << "epoch " << m.epoch << ": " << data_parallel.steps << " steps, gradient exchange "
                    << m.allreduce_seconds << " s of " << m.epoch_seconds << " s training ("

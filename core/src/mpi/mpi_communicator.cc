@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "../communicator_checks.h"
+#include "../hang_watch.h"
 #include "foresight/core/communicator.h"
 #include "foresight/core/logging.h"
 
@@ -76,7 +77,9 @@ void* BufferOf(const Tensor& t) {
   return t.numel() == 0 ? &empty : t.raw_data();
 }
 
-class MpiCommunicator : public Communicator {
+// Also the hang watch of an NCCL communicator bootstrapped on it
+// (hang_watch.h): its collectives take numbers from collective_ too.
+class MpiCommunicator : public Communicator, public HangWatch {
  public:
   explicit MpiCommunicator(const CommunicatorOptions& options) : options_(options) {}
 
@@ -113,13 +116,6 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   const char* backend() const override { return "mpi"; }
 
-  using Communicator::AllReduceSum;
-  Status AllReduceSum(void* data, int64_t n, SumType type) override {
-    Pending pending;
-    FS_RETURN_IF_ERROR(StartAllReduceSum(data, n, type, &pending));
-    return Wait(&pending);
-  }
-
   Status StartAllReduceSum(void* data, int64_t n, SumType type, Pending* pending) override {
     FS_RETURN_IF_ERROR(CheckSpan(data, n, "AllReduceSum"));
     // In parts of at most INT_MAX elements (MPI's count is an int); one
@@ -152,6 +148,8 @@ class MpiCommunicator : public Communicator {
     *pending = Pending();
     return Poll(started.requests.data(), static_cast<int>(started.requests.size()), started.number, "all-reduce");
   }
+
+  int64_t EnterCollective() override { return ++collective_; }
 
   Status Progress() override {
     for (auto& [id, started] : started_) {
@@ -270,7 +268,7 @@ class MpiCommunicator : public Communicator {
       if ((polls & 63) == 0) {  // the clock and the question probe cost more than a poll
         AnswerQuestions();
         const Clock::time_point now = Clock::now();
-        if (now >= deadline) TimedOut(number, what);
+        if (now >= deadline) TimedOut(number, what, options_.timeout_seconds);
         if (now >= yield_until) {
           std::this_thread::sleep_for(pause);
           pause = std::min(pause * 2, std::chrono::microseconds(1000));
@@ -284,7 +282,7 @@ class MpiCommunicator : public Communicator {
 
   // Answers every question waiting on the control communicator with this
   // rank's current collective number, and retires finished answers.
-  void AnswerQuestions() {
+  void AnswerQuestions() override {
     for (;;) {
       int flag = 0;
       MPI_Status st;
@@ -305,7 +303,7 @@ class MpiCommunicator : public Communicator {
 
   // `number`: the collective this rank waited for (an earlier one than the
   // last it entered when sums were started ahead).
-  [[noreturn]] void TimedOut(int64_t number, const char* what) {
+  [[noreturn]] void TimedOut(int64_t number, const char* what, double waited_seconds) override {
     std::vector<PendingSend> asks;
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
@@ -338,7 +336,7 @@ class MpiCommunicator : public Communicator {
       else if (answer[r] != collective_) elsewhere.push_back(r);
     }
     std::ostringstream msg;
-    msg << "rank " << rank_ << " waited " << options_.timeout_seconds << " s in collective #" << number << " ("
+    msg << "rank " << rank_ << " waited " << waited_seconds << " s in collective #" << number << " ("
         << what << ") and it did not complete: ";
     if (!silent.empty()) {
       msg << (silent.size() == 1 ? "rank " : "ranks ");

@@ -1,8 +1,11 @@
 // Collectives between the ranks of a multi-process job (issue 16): the one
-// interface the trainer uses to split batches and combine gradients. Two
+// interface the trainer uses to split batches and combine gradients. Host
 // backends: a single process (size 1, every collective the identity) and
 // MPI (Open MPI starts the ranks and carries the bytes; foresight adds no
-// network protocol of its own). Tensors are host tensors, contiguous.
+// network protocol of its own). Device backend: NCCL, one GPU per rank,
+// bootstrapped through the host backend (nccl_communicator.h). Tensors and
+// data are contiguous and live where tensor_device() says: host memory for
+// the host backends, the rank's GPU for NCCL.
 //
 // Every collective is called by every rank in the same order with agreeing
 // arguments (dtype, element counts, root), as MPI requires. A rank that
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "foresight/core/device.h"
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
 
@@ -28,20 +32,23 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // "single" or "mpi".
+  // "single", "mpi" or "nccl".
   virtual const char* backend() const = 0;
+  // Where the data of every collective lives: the host, or (NCCL) the GPU
+  // this rank's communicator was made for.
+  virtual Device tensor_device() const { return Device::Cpu(); }
 
   // Element types AllReduceSum adds.
   enum class SumType { kF32, kF64, kI64 };
 
-  // In place: every rank's `n` elements at `data` (host memory; the same n
-  // and type on every rank) become their elementwise sum over the ranks,
-  // the same bytes on every rank.
-  virtual Status AllReduceSum(void* data, int64_t n, SumType type) = 0;
+  // In place: every rank's `n` elements at `data` (on tensor_device(); the
+  // same n and type on every rank) become their elementwise sum over the ranks,
+  // the same bytes on every rank. By default StartAllReduceSum, then Wait.
+  virtual Status AllReduceSum(void* data, int64_t n, SumType type);
   Status AllReduceSum(float* data, int64_t n) { return AllReduceSum(data, n, SumType::kF32); }
   Status AllReduceSum(double* data, int64_t n) { return AllReduceSum(data, n, SumType::kF64); }
   Status AllReduceSum(int64_t* data, int64_t n) { return AllReduceSum(data, n, SumType::kI64); }
-  // The same on a host tensor (f32 or i64, contiguous).
+  // The same on a tensor (f32 or i64, contiguous, on tensor_device()).
   Status AllReduceSum(Tensor* data);
 
   // `send` (any dtype, the same shape on every rank) from each rank,

@@ -21,6 +21,7 @@ namespace foresight {
 
 constexpr int kComputeSlot = 0;  // the default stream: ordered with plain copies
 constexpr int kCopySlot = 1;     // host <-> device staging copies
+constexpr int kCommSlot = 2;     // collectives of the NCCL communicator (nccl_communicator.h)
 constexpr int kNumStreamSlots = 4;
 
 // The cudaStream_t of `slot` on GPU `device` (null for kComputeSlot, the

@@ -42,8 +42,10 @@ struct EpochMetrics {
   double sample_seconds = 0, gather_seconds = 0, forward_seconds = 0, backward_seconds = 0,
          optimizer_seconds = 0, eval_seconds = 0;
   // Several ranks: seconds in the steps' gradient exchanges (waiting for
-  // the other ranks included). Not in the metrics file.
+  // the other ranks included), the gradient bytes this rank sent into them
+  // and the steps; in the metrics file only then (allreduce_steps > 0).
   double allreduce_seconds = 0;
+  int64_t allreduce_bytes = 0, allreduce_steps = 0;
   // Mini-batch training: the feature cache and store I/O of the epoch's
   // batches (attributed by batch: a lookahead read for the next epoch counts
   // there), store device bytes after alignment; the cache's initial fill
