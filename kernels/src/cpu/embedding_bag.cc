@@ -395,12 +395,12 @@ void ApplyGroups(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& 
   // Weight rows are prefetched `ahead` groups on, gradient rows `ahead`
   // occurrences on (a hot row's group has many, each a random row of
   // grad_out): both are random rows, so latency bound.
-  // One load from each row first: on this VM a software prefetch of a row
-  // whose page is not in the TLB did not help (prefetching 0, 8 or 16 rows
-  // ahead took the same time), while a pass of plain loads, which the core
-  // overlaps, leaves the pages in the TLB (a table's rows of one call are a
-  // few thousand at most) so that the prefetches below work: 17% less time
-  // in this loop, measured interleaved (bench/RESULTS.md).
+  // One load from each row first. On the development VM prefetching the
+  // rows 0, 8 or 16 groups ahead took the same time (a prefetch whose page
+  // is not in the TLB did little), while a pass of plain loads, which the
+  // core overlaps, leaves the pages in the TLB (a task's rows are those of
+  // one table) so that the prefetches below work: this loop's median CPU
+  // time fell from 7.99 to 6.66 ms (one interleaved run, bench/RESULTS.md).
   uint32_t touched = 0;
   for (int64_t r = r0; r < r1; ++r) touched ^= *reinterpret_cast<const uint16_t*>(weights + row[r] * g.row_width);
   g_touch_sink = touched;
