@@ -28,9 +28,24 @@ TEST(EmbeddingBagTest, RowLayoutPutsStateBesideTheEmbedding) {
   EXPECT_EQ(half_odd.row_bytes(), 32);
 }
 
+// AllCases() and, for each, the same case with 9 tables: at 2 threads the
+// backward groups and applies whole tables per task when there are at least
+// 4 tables a thread, and spreads each table's rows over the pool below that;
+// both ways must give the reference's bits.
+std::vector<Case> CasesWithFewAndManyTables() {
+  std::vector<Case> cases = AllCases();
+  const size_t n = cases.size();
+  for (size_t i = 0; i < n; ++i) {
+    Case many = cases[i];
+    many.tables = 9;
+    cases.push_back(many);
+  }
+  return cases;
+}
+
 TEST(EmbeddingBagTest, ForwardMatchesReferenceBitForBit) {
-  for (const Case& c : AllCases()) {
-    SCOPED_TRACE(Name(c));
+  for (const Case& c : CasesWithFewAndManyTables()) {
+    SCOPED_TRACE(Name(c) + "/tables=" + std::to_string(c.tables));
     Problem p = Make(c);
     ThreadPool pool(2);
     const Tensor out = Forward(p, c, &pool);
@@ -39,8 +54,8 @@ TEST(EmbeddingBagTest, ForwardMatchesReferenceBitForBit) {
 }
 
 TEST(EmbeddingBagTest, BackwardUpdateMatchesReferenceBitForBit) {
-  for (const Case& c : AllCases()) {
-    SCOPED_TRACE(Name(c));
+  for (const Case& c : CasesWithFewAndManyTables()) {
+    SCOPED_TRACE(Name(c) + "/tables=" + std::to_string(c.tables));
     Problem p = Make(c);
     const SparseOptimizerConfig cfg = ConfigOf(c.opt);
     std::vector<float> emb = p.emb, state = p.state;

@@ -1,11 +1,14 @@
-// Embedding bags on the CPU. Forward: bags in fixed chunks over the pool,
-// each bag summed in id order straight into its slice of out, the next rows
-// prefetched (a random row gather is bound by memory latency). Backward +
-// update: each table's occurrences (contiguous, since bags are table-major)
-// grouped by row with a hash and a counting pass, one table per task; then
-// the distinct rows in fixed chunks, each row's gradient summed in
-// ascending position (from its first term) and applied once. No step depends on the thread
-// count, so results are bitwise identical for any pool.
+// Embedding bags on the CPU. Forward: bags in fixed chunks of samples over
+// the pool, each bag summed in id order straight into its slice of out,
+// while a second cursor a fixed number of bags ahead (across sample ends)
+// prefetches rows (a random row gather is bound by the misses in flight).
+// Backward + update: the occurrences of each table (contiguous, since bags
+// are table-major) grouped by row with a hash and a counting pass; each
+// row's gradient summed in ascending position (from its first term) and
+// applied once. With enough tables a task groups one table and applies it
+// at once; with few, the tables are grouped first and each one's rows are
+// then spread over the pool. No step depends on the thread count, so
+// results are bitwise identical for any pool.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -25,8 +28,13 @@ namespace foresight::kernels::cpu {
 
 namespace {
 
-constexpr int kPrefetchDistance = 8;  // ids ahead whose rows are prefetched
-constexpr int64_t kGroupGrain = 32;   // distinct rows per backward chunk
+constexpr int kPrefetchDistance = 8;  // ids ahead whose rows are prefetched (a bag's first ids, too)
+constexpr int64_t kBagsAhead = 8;      // forward: bags ahead whose first rows are prefetched
+constexpr int64_t kGroupsAhead = 8;    // backward: rows (and occurrences) ahead that are prefetched
+constexpr int64_t kGroupGrain = 32;    // distinct rows per backward chunk, when tables are few
+// Tables per thread from which each task groups and applies whole tables
+// (the load stays balanced within about 1 / this).
+constexpr int64_t kSegmentsPerThread = 4;
 
 // ---- row conversion (f16 rows widen exactly; stores round to nearest even) ----
 
@@ -35,6 +43,14 @@ inline void AddRow(float* acc, const float* src, int64_t n) {
 }
 inline void AddScaledRow(float* acc, const float* src, float w, int64_t n) {
   for (int64_t j = 0; j < n; ++j) acc[j] += w * src[j];
+}
+// acc = 0.0f + src (or + w * src): a sum's first term, with the bits of
+// adding it to a zeroed acc (-0.0 becomes +0.0 either way).
+inline void SetRow(float* acc, const float* src, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f + src[j];
+}
+inline void SetScaledRow(float* acc, const float* src, float w, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f + w * src[j];
 }
 inline void LoadRow(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, n * sizeof(float)); }
 inline void StoreRow(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, n * sizeof(float)); }
@@ -79,8 +95,18 @@ inline void AddScaledRow(float* acc, const Half* src, float w, int64_t n) {
 #endif
   for (; j < n; ++j) acc[j] += w * HalfToFloat(src[j].bits);
 }
+inline void SetRow(float* acc, const Half* src, int64_t n) {
+  LoadRow(src, acc, n);
+  for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f + acc[j];
+}
+inline void SetScaledRow(float* acc, const Half* src, float w, int64_t n) {
+  LoadRow(src, acc, n);
+  for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f + w * acc[j];
+}
 
 inline void Prefetch(const void* p) { __builtin_prefetch(p, 0, 1); }
+// Where loads whose values do not matter go (so they are not optimised out).
+volatile uint32_t g_touch_sink;
 // Every 64-byte line of a row of `bytes` bytes.
 inline void PrefetchRow(const void* p, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64) Prefetch(static_cast<const char*>(p) + b);
@@ -127,69 +153,7 @@ Status BadId(const char* op, const Bags& g, int64_t k, int64_t id) {
                     ") is out of the table's range [0, " + std::to_string(g.limit(t)) + ")");
 }
 
-// ---- forward ----
-
-template <typename W, typename I>
-Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, const I* ids, float* out) {
-  // Samples in chunks, every table of a sample in turn: out is written in
-  // order, a row of T*dim floats at a time.
-  const int64_t avg = g.num_bags() > 0 ? g.num_ids / g.num_bags() : 0;
-  const int64_t grain = std::max<int64_t>(1, kElementGrain / (g.tables * g.dim * (1 + avg)));
-  const int64_t row_bytes = g.dim * static_cast<int64_t>(sizeof(W));
-  std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(g.batch, grain)), -1);
-  ctx.pool->ParallelForChunks(g.batch, grain, [&](int64_t chunk, int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      for (int64_t t = 0; t < g.tables; ++t) {
-        const int64_t q = t * g.batch + b;
-        if (t + kPrefetchDistance / 2 < g.tables) {
-          // The rows of this sample's bag a few tables on (its first
-          // kPrefetchDistance ids; a longer bag prefetches the rest itself,
-          // below): without them a short multi-hot bag's later ids all miss.
-          const int64_t tp = t + kPrefetchDistance / 2;
-          const int64_t kp = g.offsets[tp * g.batch + b];
-          const int64_t kp_end = std::min(g.offsets[tp * g.batch + b + 1], kp + kPrefetchDistance);
-          for (int64_t k = kp; k < kp_end; ++k) {
-            const int64_t id = static_cast<int64_t>(ids[k]);
-            // An id out of range is reported below; only in-range rows are touched.
-            if (id >= 0 && id < g.limit(tp)) PrefetchRow(weights + (g.base(tp) + id) * g.row_width, row_bytes);
-          }
-        }
-        const int64_t base = g.base(t), limit = g.limit(t);
-        float* o = out + (b * g.tables + t) * g.dim;
-        std::fill(o, o + g.dim, 0.0f);
-        const int64_t k0 = g.offsets[q], k1 = g.offsets[q + 1];
-        for (int64_t k = k0; k < k1; ++k) {
-          if (k + kPrefetchDistance < k1) {
-            PrefetchRow(weights + (base + static_cast<int64_t>(ids[k + kPrefetchDistance])) * g.row_width, row_bytes);
-          }
-          const int64_t id = static_cast<int64_t>(ids[k]);
-          if (id < 0 || id >= limit) {
-            bad[chunk] = k;
-            return;
-          }
-          const W* row = weights + (base + id) * g.row_width;
-          if (g.psw != nullptr) {
-            AddScaledRow(o, row, g.psw[k], g.dim);
-          } else {
-            AddRow(o, row, g.dim);
-          }
-        }
-        if (g.mean && k1 > k0) {
-          const float len = static_cast<float>(k1 - k0);
-          for (int64_t j = 0; j < g.dim; ++j) o[j] = o[j] / len;
-        }
-      }
-    }
-  });
-  int64_t first = -1;
-  for (int64_t k : bad) {
-    if (k >= 0 && (first < 0 || k < first)) first = k;
-  }
-  if (first >= 0) return BadId("EmbeddingBagForward", g, first, static_cast<int64_t>(ids[first]));
-  return Status::OK();
-}
-
-// ---- backward + update ----
+// ---- backward + update: one row ----
 
 // Applies one row's update; g (dim floats) is the row's summed gradient and
 // may be overwritten; scratch holds dim floats (f16 rows are widened there;
@@ -232,178 +196,285 @@ void UpdateRow(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& c,
   if (!kInPlace) StoreRow(w, row, dim);
 }
 
-// The distinct rows of one segment of occurrences [b0, b1) and, per row,
-// its occurrences in ascending position: an open-addressing hash of the ids
-// numbers the rows in order of first occurrence, then a counting pass
-// places each occurrence after the earlier ones of its row (O(len), no
-// comparison sort). Writes sorted[b0, b1); appends each row's first index
-// into `sorted` to *begin and its row of weights to *rows. Returns the first
-// out-of-range position, or -1.
+// ---- forward ----
+
+template <typename W, typename I>
+Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, const I* ids, float* out) {
+  const int64_t avg = g.num_bags() > 0 ? g.num_ids / g.num_bags() : 0;
+  const int64_t grain = std::max<int64_t>(1, kElementGrain / (g.tables * g.dim * (1 + avg)));
+  const int64_t row_bytes = g.dim * static_cast<int64_t>(sizeof(W));
+  const int64_t ahead = kBagsAhead;
+  std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(g.batch, grain)), -1);
+  ctx.pool->ParallelForChunks(g.batch, grain, [&](int64_t chunk, int64_t b0, int64_t b1) {
+    // A second cursor runs `ahead` bags before the work in (sample, table)
+    // order, across sample and chunk ends, prefetching each bag's first
+    // kPrefetchDistance rows: a random gather is bound by how many misses
+    // are in flight, and with one id a bag a sample's first tables would
+    // otherwise start cold.
+    int64_t pb = b0, pt = 0;
+    auto prefetch_next = [&] {
+      if (pb >= g.batch) return;
+      const int64_t q = pt * g.batch + pb;
+      const int64_t kp = g.offsets[q], kp_end = std::min(g.offsets[q + 1], kp + kPrefetchDistance);
+      for (int64_t k = kp; k < kp_end; ++k) {
+        const int64_t id = static_cast<int64_t>(ids[k]);
+        // An id out of range is reported below; only in-range rows are touched.
+        if (id >= 0 && id < g.limit(pt)) PrefetchRow(weights + (g.base(pt) + id) * g.row_width, row_bytes);
+      }
+      if (++pt == g.tables) {
+        pt = 0;
+        ++pb;
+      }
+    };
+    for (int64_t i = 0; i < ahead; ++i) prefetch_next();
+    for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t t = 0; t < g.tables; ++t) {
+        prefetch_next();
+        const int64_t q = t * g.batch + b;
+        const int64_t base = g.base(t), limit = g.limit(t);
+        float* o = out + (b * g.tables + t) * g.dim;
+        const int64_t k0 = g.offsets[q], k1 = g.offsets[q + 1];
+        if (k0 == k1) {
+          std::fill(o, o + g.dim, 0.0f);
+          continue;
+        }
+        for (int64_t k = k0; k < k1; ++k) {
+          if (k + kPrefetchDistance < k1) {
+            const int64_t id = static_cast<int64_t>(ids[k + kPrefetchDistance]);
+            if (id >= 0 && id < limit) PrefetchRow(weights + (base + id) * g.row_width, row_bytes);
+          }
+          const int64_t id = static_cast<int64_t>(ids[k]);
+          if (id < 0 || id >= limit) {
+            bad[chunk] = k;
+            return;
+          }
+          const W* row = weights + (base + id) * g.row_width;
+          // The first term is added to 0.0f like the rest (not copied), so
+          // a -0.0 weight sums as it always has.
+          if (k == k0) {
+            if (g.psw != nullptr) {
+              SetScaledRow(o, row, g.psw[k], g.dim);
+            } else {
+              SetRow(o, row, g.dim);
+            }
+          } else if (g.psw != nullptr) {
+            AddScaledRow(o, row, g.psw[k], g.dim);
+          } else {
+            AddRow(o, row, g.dim);
+          }
+        }
+        if (g.mean) {
+          const float len = static_cast<float>(k1 - k0);
+          for (int64_t j = 0; j < g.dim; ++j) o[j] = o[j] / len;
+        }
+      }
+    }
+  });
+  int64_t first = -1;
+  for (int64_t k : bad) {
+    if (k >= 0 && (first < 0 || k < first)) first = k;
+  }
+  if (first >= 0) return BadId("EmbeddingBagForward", g, first, static_cast<int64_t>(ids[first]));
+  return Status::OK();
+}
+
+// ---- backward + update ----
+
+// The occurrences of one segment of bags grouped by row. Groups are
+// numbered by first occurrence; each group's occurrences are listed in
+// ascending position, as the element offset of their bag's row of grad_out
+// (and their coefficient, when scaled). Buffers are reused across calls.
+struct SegmentGroups {
+  std::vector<int64_t> slot_id;
+  std::vector<int32_t> slot_group;
+  std::vector<int32_t> group_of;  // per occurrence of the segment
+  std::vector<int32_t> begin;     // per group, and one past the last: start in grad_at
+  std::vector<int64_t> row;       // per group: its row of weights
+  std::vector<int64_t> grad_at;   // grouped occurrences: element offset into grad_out
+  std::vector<float> coef;        // grouped occurrences: psw or 1/len (when scaled)
+  int64_t num_groups() const { return static_cast<int64_t>(row.size()); }
+};
+
+// Groups the bags [q0, q1) (one table's, or all) by row: an open-addressing
+// hash of the ids numbers rows by first occurrence and counts them, then a
+// second walk places each occurrence after its row's earlier ones (O(len),
+// no comparison sort). Returns the first out-of-range id's position, or -1.
 template <typename I>
-int64_t GroupSegment(const I* ids, int64_t b0, int64_t b1, int64_t base, int64_t limit, int64_t* sorted,
-                     std::vector<int64_t>* begin, std::vector<int64_t>* rows) {
-  thread_local std::vector<int64_t> slot_id;
-  thread_local std::vector<int32_t> slot_group, group_of, count;
-  const int64_t len = b1 - b0;
+int64_t GroupBags(const Bags& g, const I* ids, int64_t q0, int64_t q1, bool scaled, SegmentGroups* sg) {
+  const int64_t k0 = g.offsets[q0], len = g.offsets[q1] - k0;
   int shift = 4;
   while ((int64_t{1} << shift) < 2 * len) ++shift;
   const uint64_t mask = (uint64_t{1} << shift) - 1;
-  slot_id.assign(static_cast<size_t>(mask + 1), -1);
-  slot_group.resize(static_cast<size_t>(mask + 1));
-  group_of.resize(static_cast<size_t>(len));
-  count.clear();
-  begin->clear();
-  rows->clear();
-  for (int64_t k = b0; k < b1; ++k) {
-    const int64_t id = static_cast<int64_t>(ids[k]);
-    if (id < 0 || id >= limit) return k;
-    uint64_t h = (static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> (64 - shift);
-    while (slot_id[h] != -1 && slot_id[h] != id) h = (h + 1) & mask;
-    if (slot_id[h] == -1) {
-      slot_id[h] = id;
-      slot_group[h] = static_cast<int32_t>(count.size());
-      count.push_back(0);
-      rows->push_back(base + id);
+  sg->slot_id.assign(static_cast<size_t>(mask + 1), -1);
+  sg->slot_group.resize(static_cast<size_t>(mask + 1));
+  sg->group_of.resize(static_cast<size_t>(len));
+  sg->begin.clear();
+  sg->row.clear();
+  int64_t* __restrict slot_id = sg->slot_id.data();
+  int32_t* __restrict slot_group = sg->slot_group.data();
+  int32_t* __restrict group_of = sg->group_of.data();
+  std::vector<int32_t>& count = sg->begin;  // counts first, then fill cursors
+  int64_t t = q0 / g.batch;
+  const int64_t qt_end = std::min(q1, (t + 1) * g.batch);  // bags of table t in [q0, q1)
+  int64_t base = g.base(t), limit = g.table_offsets != nullptr ? g.limit(t) : g.rows, t_end = qt_end;
+  for (int64_t q = q0; q < q1; ++q) {
+    if (q == t_end) {
+      ++t;
+      t_end = std::min(q1, t_end + g.batch);
+      base = g.base(t);
+      limit = g.table_offsets != nullptr ? g.limit(t) : g.rows;
     }
-    const int32_t grp = slot_group[h];
-    group_of[k - b0] = grp;
-    ++count[grp];
+    for (int64_t k = g.offsets[q]; k < g.offsets[q + 1]; ++k) {
+      const int64_t id = static_cast<int64_t>(ids[k]);
+      if (id < 0 || id >= limit) return k;
+      uint64_t h = (static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> (64 - shift);
+      while (slot_id[h] != -1 && slot_id[h] != id) h = (h + 1) & mask;
+      if (slot_id[h] == -1) {
+        slot_id[h] = id;
+        slot_group[h] = static_cast<int32_t>(count.size());
+        count.push_back(0);
+        sg->row.push_back(base + id);
+      }
+      const int32_t grp = slot_group[h];
+      group_of[k - k0] = grp;
+      ++count[grp];
+    }
   }
-  int64_t at = b0;
-  for (size_t grp = 0; grp < count.size(); ++grp) {
-    begin->push_back(at);
-    const int64_t c = count[grp];
-    count[grp] = static_cast<int32_t>(at - b0);  // now the group's fill cursor
-    at += c;
+  int32_t at = 0;
+  for (int32_t& c : count) {
+    const int32_t n = c;
+    c = at;
+    at += n;
   }
-  for (int64_t k = b0; k < b1; ++k) sorted[b0 + count[group_of[k - b0]]++] = k;
+  count.push_back(at);
+  sg->grad_at.resize(static_cast<size_t>(len));
+  if (scaled) sg->coef.resize(static_cast<size_t>(len));
+  int64_t* __restrict grad_at = sg->grad_at.data();
+  float* __restrict coef = sg->coef.data();
+  int32_t* __restrict cursor = count.data();
+  // Walk again: bag q is sample b of table t (stepped, no division per bag).
+  const int64_t out_width = g.tables * g.dim;
+  t = q0 / g.batch;
+  int64_t b = q0 - t * g.batch;
+  for (int64_t q = q0; q < q1; ++q) {
+    const int64_t at_row = b * out_width + t * g.dim;
+    const int64_t ka = g.offsets[q], kb = g.offsets[q + 1];
+    for (int64_t k = ka; k < kb; ++k) {
+      const int32_t pos = cursor[group_of[k - k0]]++;
+      grad_at[pos] = at_row;
+      if (scaled) coef[pos] = g.psw != nullptr ? g.psw[k] : 1.0f / static_cast<float>(kb - ka);
+    }
+    if (++b == g.batch) {
+      b = 0;
+      ++t;
+    }
+  }
+  // The cursors now sit at each group's end: shift them to starts.
+  for (size_t grp = count.size() - 1; grp > 0; --grp) count[grp] = count[grp - 1];
+  count[0] = 0;
   return -1;
+}
+
+// Sums each of groups [r0, r1)'s gradient rows (from its first term, then
+// in ascending position) and applies one update to its row.
+template <typename W>
+void ApplyGroups(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& c, float bc1, float bc2,
+                 const Bags& g, const SegmentGroups& sg, int64_t r0, int64_t r1, const float* grad_out,
+                 bool scaled, W* weights) {
+  thread_local std::vector<float> grad, scratch;
+  const int64_t dim = g.dim;
+  grad.resize(static_cast<size_t>(dim));
+  scratch.resize(static_cast<size_t>(dim));
+  float* gr = grad.data();
+  const int32_t* begin = sg.begin.data();
+  const int64_t* row = sg.row.data();
+  const int64_t* grad_at = sg.grad_at.data();
+  const float* coef = sg.coef.data();
+  const int64_t grad_bytes = dim * static_cast<int64_t>(sizeof(float));
+  const int64_t ahead = kGroupsAhead;
+  // Weight rows are prefetched `ahead` groups on, gradient rows `ahead`
+  // occurrences on (a hot row's group has many, each a random row of
+  // grad_out): both are random rows, so latency bound.
+  // One load from each row first. On the development VM prefetching the
+  // rows 0, 8 or 16 groups ahead took the same time (a prefetch whose page
+  // is not in the TLB did little), while a pass of plain loads, which the
+  // core overlaps, leaves the pages in the TLB (a task's rows are those of
+  // one table) so that the prefetches below work: this loop's median CPU
+  // time fell from 7.99 to 6.66 ms (one interleaved run, bench/RESULTS.md).
+  uint32_t touched = 0;
+  for (int64_t r = r0; r < r1; ++r) touched ^= *reinterpret_cast<const uint16_t*>(weights + row[r] * g.row_width);
+  g_touch_sink = touched;
+  for (int64_t r = r0; r < std::min(r1, r0 + ahead); ++r) PrefetchRow(weights + row[r] * g.row_width, layout.row_bytes());
+  const int64_t occ_end = begin[r1];
+  int64_t pf = begin[r0];
+  for (; pf < std::min(occ_end, begin[r0] + ahead); ++pf) PrefetchRow(grad_out + grad_at[pf], grad_bytes);
+  for (int64_t r = r0; r < r1; ++r) {
+    if (r + ahead < r1) PrefetchRow(weights + row[r + ahead] * g.row_width, layout.row_bytes());
+    for (; pf < std::min(occ_end, begin[r + 1] + ahead); ++pf) PrefetchRow(grad_out + grad_at[pf], grad_bytes);
+    const int64_t i0 = begin[r], i1 = begin[r + 1];
+    const float* go = grad_out + grad_at[i0];
+    if (scaled) {
+      const float w0 = coef[i0];
+      for (int64_t j = 0; j < dim; ++j) gr[j] = w0 * go[j];
+    } else {
+      std::memcpy(gr, go, static_cast<size_t>(dim) * sizeof(float));
+    }
+    for (int64_t i = i0 + 1; i < i1; ++i) {
+      if (scaled) {
+        AddScaledRow(gr, grad_out + grad_at[i], coef[i], dim);
+      } else {
+        AddRow(gr, grad_out + grad_at[i], dim);
+      }
+    }
+    UpdateRow(layout, c, bc1, bc2, weights + row[r] * g.row_width, gr, scratch.data());
+  }
 }
 
 template <typename W, typename I>
 Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, const SparseOptimizerConfig& c,
-                     const Bags& g, const I* ids, const float* grad_out, W* weights) {
+                        const Bags& g, const I* ids, const float* grad_out, W* weights) {
   const int64_t n = g.num_ids;
-  const int64_t nb = g.num_bags();
-  if (nb >= (int64_t{1} << 31) || n >= (int64_t{1} << 31)) {
+  if (g.num_bags() >= (int64_t{1} << 31) || n >= (int64_t{1} << 31)) {
     return InvalidArgument("EmbeddingBagBackwardUpdate: at most 2^31-1 bags and ids a call");
   }
-  // Per-occurrence arrays reused across calls on this thread (fresh ones
-  // would be fresh pages, faulted in every step).
-  // (References: a lambda naming a thread_local would see the running
-  // worker's own instance, not the caller's.)
-  struct Scratch {
-    std::vector<int32_t> bag_of;
-    std::vector<int64_t> grad_at;  // per occurrence: its bag's row of grad_out (element offset)
-    std::vector<int64_t> sorted, group_begin, group_row;
-    std::vector<std::vector<int64_t>> seg_begin_of, seg_rows_of;
-  };
-  thread_local Scratch scratch_of_caller;
-  Scratch& sc = scratch_of_caller;
-  std::vector<int32_t>& bag_of = sc.bag_of;
-  std::vector<int64_t>& grad_at = sc.grad_at;
-  std::vector<int64_t>& sorted = sc.sorted;
-  std::vector<int64_t>& group_begin = sc.group_begin;
-  std::vector<int64_t>& group_row = sc.group_row;
-  std::vector<std::vector<int64_t>>& seg_begin_of = sc.seg_begin_of;
-  std::vector<std::vector<int64_t>>& seg_rows_of = sc.seg_rows_of;
-  bag_of.resize(static_cast<size_t>(n));
-  grad_at.resize(static_cast<size_t>(n));
-  sorted.resize(static_cast<size_t>(n));
-  const int64_t dim = g.dim, out_width = g.tables * g.dim;
-  const bool need_bag = g.psw == nullptr && g.mean;  // coef() reads bag lengths
-  ctx.pool->ParallelFor(nb, 4096, [&](int64_t q0, int64_t q1) {
-    // Bag q is sample q % batch of table q / batch: one division a chunk,
-    // then (sample, table) steps along (a division per id cost as much as
-    // the row's update).
-    int64_t t = q0 / g.batch, b = q0 % g.batch;
-    for (int64_t q = q0; q < q1; ++q) {
-      const int64_t at = b * out_width + t * dim;
-      for (int64_t k = g.offsets[q]; k < g.offsets[q + 1]; ++k) {
-        if (need_bag) bag_of[k] = static_cast<int32_t>(q);
-        grad_at[k] = at;
-      }
-      if (++b == g.batch) {
-        b = 0;
-        ++t;
-      }
-    }
-  });
-  // Segments grouped independently: one per table (their rows are
-  // disjoint), or all ids at once when they index weights directly.
-  const int64_t num_seg = g.table_offsets != nullptr ? g.tables : 1;
-  seg_begin_of.resize(static_cast<size_t>(num_seg));
-  seg_rows_of.resize(static_cast<size_t>(num_seg));
-  std::vector<int64_t> bad(static_cast<size_t>(num_seg), -1);
-  ctx.pool->ParallelForChunks(num_seg, 1, [&](int64_t s, int64_t, int64_t) {
-    const int64_t b0 = g.table_offsets != nullptr ? g.offsets[s * g.batch] : 0;
-    const int64_t b1 = g.table_offsets != nullptr ? g.offsets[(s + 1) * g.batch] : n;
-    bad[s] = GroupSegment(ids, b0, b1, g.base(s), g.table_offsets != nullptr ? g.limit(s) : g.rows, sorted.data(),
-                          &seg_begin_of[s], &seg_rows_of[s]);
-  });
-  for (int64_t k : bad) {
-    if (k >= 0) return BadId("EmbeddingBagBackwardUpdate", g, k, static_cast<int64_t>(ids[k]));
-  }
-  group_begin.clear();
-  group_row.clear();
-  for (int64_t s = 0; s < num_seg; ++s) {
-    group_begin.insert(group_begin.end(), seg_begin_of[s].begin(), seg_begin_of[s].end());
-    group_row.insert(group_row.end(), seg_rows_of[s].begin(), seg_rows_of[s].end());
-  }
-  group_begin.push_back(n);
-  const int64_t num_groups = static_cast<int64_t>(group_row.size());
   const float bc1 =
       c.kind == SparseOptimizer::kAdam ? static_cast<float>(1.0 - std::pow(double(c.beta1), double(c.step))) : 1.0f;
   const float bc2 =
       c.kind == SparseOptimizer::kAdam ? static_cast<float>(1.0 - std::pow(double(c.beta2), double(c.step))) : 1.0f;
-  auto grad_row = [&](int64_t k) { return grad_out + grad_at[k]; };
-  auto coef = [&](int64_t k) {
-    if (g.psw != nullptr) return g.psw[k];
-    const int64_t q = bag_of[k];
-    return g.mean ? 1.0f / static_cast<float>(g.offsets[q + 1] - g.offsets[q]) : 1.0f;
-  };
   const bool scaled = g.psw != nullptr || g.mean;
-  ctx.pool->ParallelFor(num_groups, kGroupGrain, [&](int64_t r0, int64_t r1) {
-    thread_local std::vector<float> grad, scratch;
-    grad.resize(static_cast<size_t>(dim));
-    scratch.resize(static_cast<size_t>(dim));
-    float* gr = grad.data();
-    const int64_t grad_bytes = dim * static_cast<int64_t>(sizeof(float));
-    // Gradient rows are prefetched a fixed number of occurrences ahead
-    // (a hot row's group has many, each a random row of grad_out), weight
-    // rows a few groups ahead (random rows: latency bound).
-    const int64_t occ_end = group_begin[r1];
-    int64_t pf = group_begin[r0];
-    for (; pf < std::min(occ_end, group_begin[r0] + kPrefetchDistance); ++pf) PrefetchRow(grad_row(sorted[pf]), grad_bytes);
-    for (int64_t r = r0; r < r1; ++r) {
-      if (r + kPrefetchDistance < r1) {
-        PrefetchRow(weights + group_row[r + kPrefetchDistance] * g.row_width, layout.row_bytes());
-      }
-      // Keep the occurrence prefetch kPrefetchDistance past this group's end.
-      for (; pf < std::min(occ_end, group_begin[r + 1] + kPrefetchDistance); ++pf) {
-        PrefetchRow(grad_row(sorted[pf]), grad_bytes);
-      }
-      // The sum starts from the first occurrence's term, then adds the rest
-      // in ascending position.
-      const int64_t i0 = group_begin[r], i1 = group_begin[r + 1];
-      const float* go = grad_row(sorted[i0]);
-      if (scaled) {
-        const float w0 = coef(sorted[i0]);
-        for (int64_t j = 0; j < dim; ++j) gr[j] = w0 * go[j];
-      } else {
-        std::memcpy(gr, go, static_cast<size_t>(dim) * sizeof(float));
-      }
-      for (int64_t i = i0 + 1; i < i1; ++i) {
-        const int64_t k = sorted[i];
-        if (scaled) {
-          AddScaledRow(gr, grad_row(k), coef(k), dim);
-        } else {
-          AddRow(gr, grad_row(k), dim);
-        }
-      }
-      UpdateRow(layout, c, bc1, bc2, weights + group_row[r] * g.row_width, gr, scratch.data());
+  // Segments grouped independently: one per table (their rows are
+  // disjoint), or all bags at once when ids index weights directly.
+  const int64_t num_seg = g.table_offsets != nullptr ? g.tables : 1;
+  std::vector<int64_t> bad(static_cast<size_t>(num_seg), -1);
+  if (num_seg >= kSegmentsPerThread * ctx.pool->num_threads()) {
+    // Enough segments to balance the threads: each task groups one segment
+    // and applies it at once, in thread-local buffers that stay in cache.
+    ctx.pool->ParallelForChunks(num_seg, 1, [&](int64_t s, int64_t, int64_t) {
+      thread_local SegmentGroups sg;
+      bad[s] = GroupBags(g, ids, s * g.batch, (s + 1) * g.batch, scaled, &sg);
+      if (bad[s] < 0) ApplyGroups(layout, c, bc1, bc2, g, sg, 0, sg.num_groups(), grad_out, scaled, weights);
+    });
+  } else {
+    // Few segments: group them side by side, then spread each one's groups
+    // over the pool.
+    thread_local std::vector<SegmentGroups> segs_of_caller;
+    std::vector<SegmentGroups>& segs = segs_of_caller;
+    segs.resize(static_cast<size_t>(num_seg));
+    ctx.pool->ParallelForChunks(num_seg, 1, [&](int64_t s, int64_t, int64_t) {
+      const int64_t q0 = num_seg == 1 ? 0 : s * g.batch, q1 = num_seg == 1 ? g.num_bags() : (s + 1) * g.batch;
+      bad[s] = GroupBags(g, ids, q0, q1, scaled, &segs[s]);
+    });
+    for (int64_t s = 0; s < num_seg; ++s) {
+      if (bad[s] >= 0) continue;
+      const SegmentGroups& sg = segs[s];
+      ctx.pool->ParallelFor(sg.num_groups(), kGroupGrain, [&](int64_t r0, int64_t r1) {
+        ApplyGroups(layout, c, bc1, bc2, g, sg, r0, r1, grad_out, scaled, weights);
+      });
     }
-  });
+  }
+  for (int64_t k : bad) {
+    if (k >= 0) return BadId("EmbeddingBagBackwardUpdate", g, k, static_cast<int64_t>(ids[k]));
+  }
   return Status::OK();
 }
 
