@@ -9,6 +9,7 @@
 // boundaries and keeps reading while an epoch is evaluated) and starts at
 // the first epoch trained, so a resumed run picks up at its (epoch, batch).
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "epoch_runner.h"
@@ -435,8 +436,20 @@ class MiniBatchRunner : public EpochRunner {
         kPage % RowBytes() == 0) {
       c.cache.page_rows = kPage / RowBytes();
     }
+    // The static policy's rows, or the lookahead's static tier (a part of
+    // the same slots: the cache term of the memory plan holds both tiers).
+    const int64_t slots = RowBytes() > 0 ? cache_bytes_ / RowBytes() : 0;
+    int64_t static_rows = 0;
     if (cache_policy_ == cache::Policy::kStatic) {
-      c.static_keys = KeysByInDegree(d.indptr(), RowBytes() > 0 ? cache_bytes_ / RowBytes() : 0);
+      static_rows = slots;
+    } else if (cache_policy_ == cache::Policy::kLookahead) {
+      c.cache.hot_slots = static_cast<int64_t>(std::floor(static_cast<double>(o.EffectiveHotFraction()) * slots));
+      static_rows = c.cache.hot_slots;
+    }
+    if (static_rows > 0) {
+      c.static_keys = KeysByInDegree(d.indptr(), static_rows);
+      // Ranking read every node's degree: give those CSR pages back.
+      if (o.topology == "paged") ReleaseMappedPages(d.indptr());
     }
     c.labels = d.labels();
     c.batches_per_epoch = order_->num_batches();
