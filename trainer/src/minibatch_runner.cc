@@ -9,7 +9,6 @@
 // boundaries and keeps reading while an epoch is evaluated) and starts at
 // the first epoch trained, so a resumed run picks up at its (epoch, batch).
 #include <algorithm>
-#include <cmath>
 #include <memory>
 
 #include "epoch_runner.h"
@@ -443,7 +442,7 @@ class MiniBatchRunner : public EpochRunner {
     if (cache_policy_ == cache::Policy::kStatic) {
       static_rows = slots;
     } else if (cache_policy_ == cache::Policy::kLookahead) {
-      c.cache.hot_slots = static_cast<int64_t>(std::floor(static_cast<double>(o.EffectiveHotFraction()) * slots));
+      c.cache.hot_slots = HotSlots(o, slots);
       static_rows = c.cache.hot_slots;
     }
     if (static_rows > 0) {
