@@ -315,7 +315,7 @@ const std::vector<TrainKey>& TrainKeys() {
        &O::page_companions, "on|off", false},
       {"hot-fraction",
        "Lookahead feature cache: the fraction of its slots pinned to the rows of highest in-degree (a static "
-       "tier, read once) beside the lookahead tier; -1 = auto (0.5 with lookahead, else 0; results unchanged)",
+       "tier, read once) beside the lookahead tier; -1 = auto (0: measured, such a tier reads more; results unchanged)",
        &O::hot_fraction, nullptr, false},
       {"memory-budget",
        "Peak RSS of the whole process (K/M/G = KiB/MiB/GiB); sizes the cache when --cache-size is not given "

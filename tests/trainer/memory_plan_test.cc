@@ -98,7 +98,7 @@ TEST_F(StaticPolicyTest, ServesExactlyTheHighestInDegreeRows) {
 
 // The lookahead cache's static tier (--hot-fraction): the same losses at
 // every split; all of the cache static is exactly the static policy's
-// hits and reads; none is the plain lookahead cache; auto is
+// hits and reads; none is the plain lookahead cache; auto (-1) is
 // kAutoHotFraction; a tier beside another policy is refused.
 TEST_F(StaticPolicyTest, AHotTierBesideLookaheadKeepsTheResults) {
   TrainOptions o = Options();
@@ -112,21 +112,24 @@ TEST_F(StaticPolicyTest, AHotTierBesideLookaheadKeepsTheResults) {
   const std::vector<EpochMetrics> plain = foresight::testing::TrainHistory(o);
   o.hot_fraction = 1;
   const std::vector<EpochMetrics> all_hot = foresight::testing::TrainHistory(o);
-  o.hot_fraction = kAutoHotFraction;
+  o.hot_fraction = 0.5f;
   const std::vector<EpochMetrics> half = foresight::testing::TrainHistory(o);
+  o.hot_fraction = kAutoHotFraction;
+  const std::vector<EpochMetrics> auto_value = foresight::testing::TrainHistory(o);
   o.hot_fraction = -1;
   const std::vector<EpochMetrics> automatic = foresight::testing::TrainHistory(o);
   ASSERT_EQ(fixed.size(), 2u);
   foresight::testing::ExpectSameResults(plain, fixed, "static policy");
   foresight::testing::ExpectSameResults(plain, all_hot, "hot fraction 1");
-  foresight::testing::ExpectSameResults(plain, half, "hot fraction auto");
+  foresight::testing::ExpectSameResults(plain, half, "hot fraction 0.5");
+  foresight::testing::ExpectSameResults(plain, automatic, "hot fraction auto");
   for (size_t e = 0; e < fixed.size(); ++e) {
     SCOPED_TRACE("epoch " + std::to_string(e + 1));
     EXPECT_EQ(all_hot[e].cache_hits, fixed[e].cache_hits);
     EXPECT_EQ(all_hot[e].cache_misses, fixed[e].cache_misses);
     EXPECT_EQ(all_hot[e].rows_read, fixed[e].rows_read);
-    EXPECT_EQ(automatic[e].cache_hits, half[e].cache_hits);
-    EXPECT_EQ(automatic[e].rows_read, half[e].rows_read);
+    EXPECT_EQ(automatic[e].cache_hits, auto_value[e].cache_hits);
+    EXPECT_EQ(automatic[e].rows_read, auto_value[e].rows_read);
   }
   // The tier changes which rows are cached (the comparisons above can fail).
   EXPECT_NE(half[1].cache_hits, plain[1].cache_hits);
