@@ -10,7 +10,8 @@
 // lookahead and lru never fall below distinct rows / rows requested (the
 // static policy's fill, done before the first batch, is no batch's miss),
 // and rows_read / bytes_read = what the store serves, the static fill
-// included. One JSON line per (policy, size) on stdout; with --output, a
+// included. The lookahead points have train's static tier (--hot-fraction,
+// auto by default). One JSON line per (policy, size) on stdout; with --output, a
 // chart of miss ratio against cache size, a line per policy.
 #include <nlohmann/json.hpp>
 
@@ -32,10 +33,12 @@ namespace foresight::apps {
 
 namespace {
 
-// The `train` flags that shape the trace (and --threads); any other train
+// The `train` flags that shape the trace (and --threads, and the lookahead
+// cache's --hot-fraction, applied to the lookahead points); any other train
 // key may come from --config, where it is accepted and has no effect.
 constexpr const char* kTraceKeys[] = {"batch-size", "fanouts",  "seed",    "order",
-                                      "sampling",   "resident-partitions", "lookahead", "threads"};
+                                      "sampling",   "resident-partitions", "lookahead", "threads",
+                                      "hot-fraction"};
 constexpr int kDefaultPoints = 12;  // 1% .. 100%, log-spaced
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -133,7 +136,11 @@ class CacheCurveCommand : public Command {
       line.label = cache::PolicyName(policy_list_[p]);
       line.color = static_cast<int>(p);
       line.style = static_cast<int>(p);
-      if (policy_list_[p] == cache::Policy::kStatic) replay.static_keys = trace.keys_by_in_degree;
+      // The static policy's rows, and the lookahead's static tier (its rows
+      // are the same in-degree order, as in training).
+      if (policy_list_[p] != cache::Policy::kLru) replay.static_keys = trace.keys_by_in_degree;
+      TrainOptions as_trained = options_;
+      as_trained.cache_policy = cache::PolicyName(policy_list_[p]);
       for (const Size& size : size_list_) {
         cache::CacheConfig c;
         c.policy = policy_list_[p];
@@ -145,8 +152,9 @@ class CacheCurveCommand : public Command {
         c.capacity_bytes = std::min(rows, trace.num_nodes) * trace.row_bytes;
         c.lookahead = options_.lookahead;
         c.key_space = trace.num_nodes;
-        FS_ASSIGN_OR_RETURN(const cache::CacheCounters k, cache::ReplayTrace(c, trace.batches, replay));
         const int64_t slots = c.capacity_bytes / c.row_bytes;
+        if (c.policy == cache::Policy::kLookahead) c.hot_slots = trainer::HotSlots(as_trained, slots);
+        FS_ASSIGN_OR_RETURN(const cache::CacheCounters k, cache::ReplayTrace(c, trace.batches, replay));
         const double fraction = static_cast<double>(slots) / static_cast<double>(trace.num_nodes);
         // What the store serves: misses admitted to a slot or read around
         // the cache, and the static policy's whole fill.
@@ -155,6 +163,7 @@ class CacheCurveCommand : public Command {
         nlohmann::json j = {{"policy", line.label},
                             {"cache_bytes", c.capacity_bytes},
                             {"cache_rows", slots},
+                            {"hot_rows", c.hot_slots},
                             {"cache_fraction", fraction},
                             {"hits", k.hits},
                             {"misses", k.misses},

@@ -313,6 +313,10 @@ const std::vector<TrainKey>& TrainKeys() {
        "Disk store, lookahead cache: with each miss also fetch the rows on its 4 KiB page that the window "
        "needs and the cache admits (one read serves them; results unchanged)",
        &O::page_companions, "on|off", false},
+      {"hot-fraction",
+       "Lookahead feature cache: the fraction of its slots pinned to the rows of highest in-degree (a static "
+       "tier, read once) beside the lookahead tier; -1 = auto (0: measured, such a tier reads more; results unchanged)",
+       &O::hot_fraction, nullptr, false},
       {"memory-budget",
        "Peak RSS of the whole process (K/M/G = KiB/MiB/GiB); sizes the cache when --cache-size is not given "
        "(default: none)",

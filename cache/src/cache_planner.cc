@@ -56,6 +56,12 @@ StatusOr<std::unique_ptr<CachePlanner>> CachePlanner::Create(const CacheConfig& 
     return InvalidArgument("CacheConfig: capacity_bytes / row_bytes = " + std::to_string(slots) +
                            " slots; at most 2^31-2 are supported");
   }
+  if (config.hot_slots < 0 || config.hot_slots > slots ||
+      (config.hot_slots > 0 && config.policy != Policy::kLookahead)) {
+    return InvalidArgument("CacheConfig: hot_slots must be in [0, num_slots] = [0, " + std::to_string(slots) +
+                           "], and > 0 only with the lookahead policy, got " + std::to_string(config.hot_slots) +
+                           " with policy " + PolicyName(config.policy));
+  }
   const int32_t num_slots = static_cast<int32_t>(slots);
   try {
     switch (config.policy) {

@@ -22,6 +22,13 @@
 // beyond the window the policy is LRU). With a window covering the trace
 // this is MIN with bypass at batch granularity (a batch's own rows are
 // pinned while it is planned).
+//
+// Static tier (hot_slots > 0): the first plan fills the lowest hot_slots
+// slots with the hottest keys, each holding a pin that is never released,
+// so they never enter the eviction order (candidate sets and `never_` only
+// take unpinned rows) and every later use is a hit. The lookahead rules
+// above then run on the other slots and rows exactly as they would with no
+// tier and those rows absent.
 #include <algorithm>
 
 #include "key_map.h"
@@ -50,9 +57,15 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
   LookaheadPlanner(const CacheConfig& config, int32_t num_slots, Map keys)
       : Base(config, num_slots, std::move(keys)), never_(num_slots) {}
 
+  Status SetStaticKeys(std::vector<int64_t> keys) override {
+    if (this->config().hot_slots == 0) return Base::SetStaticKeys(std::move(keys));
+    return this->AcceptStaticKeys(std::move(keys));
+  }
+
  private:
   // Indexes every batch up to t + W that was submitted.
   Status Prepare(int32_t t) {
+    if (this->config().hot_slots > 0) FS_RETURN_IF_ERROR(this->NeedStaticKeys("the lookahead policy's static tier"));
     const int64_t last = std::min<int64_t>(static_cast<int64_t>(t) + this->config().lookahead,
                                            static_cast<int64_t>(this->window_.submitted()) - 1);
     for (; indexed_ <= last; ++indexed_) Index(indexed_);
@@ -121,7 +134,22 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
   bool Idle(const LookaheadState& s) const { return s.head1 == 0; }
 
   void PlaceMisses(int32_t t, BatchRecord& rec, BatchPlan& plan) {
-    const std::vector<int32_t>& misses = this->misses_;
+    const std::vector<int32_t>* misses = &this->misses_;
+    if (this->config().hot_slots > 0 && !this->static_filled()) {
+      this->FillStatic(this->config().hot_slots, /*pins=*/1, rec, plan);
+      // The first batch's rows that the fill brought are placed.
+      unplaced_.clear();
+      for (const int32_t i : this->misses_) {
+        if (rec.slots[i] < 0) unplaced_.push_back(i);
+      }
+      misses = &unplaced_;
+    }
+    AdmitMisses(t, rec, plan, *misses);
+    if (this->config().page_rows > 1) AdmitCompanions(t, rec, plan);
+  }
+
+  // Belady's admission of `misses` (positions in batch t, none resident).
+  void AdmitMisses(int32_t t, BatchRecord& rec, BatchPlan& plan, const std::vector<int32_t>& misses) {
     if (misses.empty()) return;
     const int32_t h = horizon_ - t;  // next uses are t + 1 .. t + h, or never (bucket h + 1)
     // Counting sort of the misses by next-use offset (stable: batch order).
@@ -166,7 +194,6 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
       if (take < m) break;
     }
     if (!evicting_.empty()) EvictAndAdmit(rec, plan);
-    if (this->config().page_rows > 1) AdmitCompanions(t, rec, plan);
   }
 
   void EvictAndAdmit(BatchRecord& rec, BatchPlan& plan) {
@@ -277,6 +304,7 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
   std::vector<int64_t> victim_keys_;  // scratch
   std::vector<int64_t> pages_;        // companions: pages of the plan's misses
   std::vector<int64_t> admitted_;     // companions admitted by the plan
+  std::vector<int32_t> unplaced_;     // the first plan's misses outside the static tier
 };
 
 }  // namespace

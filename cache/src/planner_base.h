@@ -13,6 +13,8 @@
 //   bool Idle(const State&)                   the policy keeps nothing for it
 // State has int32_t slot1 (slot + 1, 0 = not resident) and last_user1 (the
 // last batch that used the key + 1, tracked only when writable).
+// The static fill (the static policy, and the lookahead's static tier) is
+// here too: AcceptStaticKeys, NeedStaticKeys, FillStatic.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 
 #include "batch_window.h"
 #include "foresight/cache/cache_planner.h"
+#include "key_list_check.h"
 #include "slot_table.h"
 
 namespace foresight::cache::internal {
@@ -142,6 +145,50 @@ class PlannerBase : public CachePlanner {
  protected:
   Derived& derived() { return static_cast<Derived&>(*this); }
 
+  // SetStaticKeys of a policy that takes them: checked like a batch's keys,
+  // kept until the first plan fills them in.
+  Status AcceptStaticKeys(std::vector<int64_t> keys) {
+    if (static_filled_) {
+      return FailedPrecondition("SetStaticKeys: the static cache was already filled by the first plan");
+    }
+    FS_RETURN_IF_ERROR(static_check_.Check(keys, config().key_space, "SetStaticKeys"));
+    static_keys_ = std::move(keys);
+    have_static_keys_ = true;
+    return Status::OK();
+  }
+  // FailedPrecondition naming `who` until SetStaticKeys was called.
+  Status NeedStaticKeys(const std::string& who) const {
+    if (static_filled_ || have_static_keys_) return Status::OK();
+    return FailedPrecondition("PlanNext: " + who + " needs SetStaticKeys before the first plan");
+  }
+  bool static_filled() const { return static_filled_; }
+
+  // The first plan's static fill: the first `count` static keys (fewer when
+  // fewer were given) take the lowest free slots with `pins` pins that are
+  // never released (1: never evictable), fetched by `plan`. The batch's
+  // misses among them are placed in their slots; they stay misses (the
+  // fill reads them). The key list is dropped.
+  void FillStatic(int64_t count, int32_t pins, BatchRecord& rec, BatchPlan& plan) {
+    static_filled_ = true;
+    const int64_t fill = std::min<int64_t>(count, static_cast<int64_t>(static_keys_.size()));
+    for (int64_t j = 0; j < fill; ++j) {
+      const int64_t key = static_keys_[j];
+      const int32_t slot = slots_.TakeFree();
+      keys_.FindOrInsert(key).slot1 = slot + 1;
+      slots_.Assign(slot, key, pins);
+      plan.fetches.push_back(SlotKey{key, slot});
+    }
+    counters_.fetches += fill;
+    std::vector<int64_t>().swap(static_keys_);
+    for (const int32_t i : misses_) {
+      const int32_t slot = keys_.Find(rec.keys[i])->slot1 - 1;
+      if (slot < 0) continue;
+      slots_.Pin(slot);
+      plan.location[i] = slot;
+      rec.slots[i] = slot;
+    }
+  }
+
   // Miss at position i of `rec` goes into `slot` (free or just evicted).
   void Admit(BatchRecord& rec, BatchPlan& plan, int32_t i, int32_t slot) {
     const int64_t key = rec.keys[i];
@@ -180,6 +227,12 @@ class PlannerBase : public CachePlanner {
   std::vector<int32_t> misses_;  // positions of this plan's misses, in order
   std::vector<int64_t> evicted_;
   std::vector<int64_t> erase_check_;
+
+ private:
+  KeyListCheck static_check_;
+  std::vector<int64_t> static_keys_;
+  bool have_static_keys_ = false;
+  bool static_filled_ = false;
 };
 
 }  // namespace foresight::cache::internal

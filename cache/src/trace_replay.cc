@@ -11,7 +11,7 @@ StatusOr<CacheCounters> ReplayTrace(const CacheConfig& config, const std::vector
     return InvalidArgument("max_in_flight must be >= 1, got " + std::to_string(options.max_in_flight));
   }
   FS_ASSIGN_OR_RETURN(std::unique_ptr<CachePlanner> planner, CachePlanner::Create(config));
-  if (config.policy == Policy::kStatic) FS_RETURN_IF_ERROR(planner->SetStaticKeys(options.static_keys));
+  if (config.policy == Policy::kStatic || config.hot_slots > 0) FS_RETURN_IF_ERROR(planner->SetStaticKeys(options.static_keys));
   int64_t released_through = -1;  // every batch <= this was released
   // Plans what the planner can plan now; the pipeline's plan stage does the
   // same after each submit, so the pinned batches match training's.

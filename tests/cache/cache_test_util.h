@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -113,11 +115,14 @@ struct RunResult {
 
 // Runs the whole trace: keys are submitted only as the window needs them,
 // batch t is planned right after Release(t - depth) (depth batches in
-// flight at most), releases in order.
+// flight at most), releases in order. `static_keys` go to the static policy
+// and to a lookahead's static tier (hot_slots > 0).
 inline StatusOr<RunResult> RunTrace(const CacheConfig& config, const Trace& trace, int depth,
                                     const std::vector<int64_t>& static_keys = {}, bool wrote = false) {
   FS_ASSIGN_OR_RETURN(auto planner, CachePlanner::Create(config));
-  if (config.policy == Policy::kStatic) FS_RETURN_IF_ERROR(planner->SetStaticKeys(static_keys));
+  if (config.policy == Policy::kStatic || config.hot_slots > 0) {
+    FS_RETURN_IF_ERROR(planner->SetStaticKeys(static_keys));
+  }
   RunResult r;
   size_t submitted = 0;
   int64_t released = 0;
@@ -134,6 +139,54 @@ inline StatusOr<RunResult> RunTrace(const CacheConfig& config, const Trace& trac
   while (released < static_cast<int64_t>(trace.size())) FS_RETURN_IF_ERROR(planner->Release(released++, wrote));
   r.counters = planner->counters();
   return r;
+}
+
+// Replays plans in order with `depth` in flight, tracking what each slot
+// holds, and checks every plan against it: located keys are either fetched
+// by the plan or already in their slot; fetched and written-back slots are
+// not used by any batch in flight; bypass lists exactly the unlocated keys.
+inline void CheckPlans(const RunResult& r, const Trace& trace, int depth, int64_t num_slots) {
+  std::map<int64_t, int64_t> holds;       // slot -> key
+  std::map<int64_t, std::set<int64_t>> in_flight;  // seq -> slots
+  for (size_t t = 0; t < r.plans.size(); ++t) {
+    const BatchPlan& p = r.plans[t];
+    SCOPED_TRACE("plan " + std::to_string(t));
+    if (static_cast<int>(in_flight.size()) == depth) in_flight.erase(in_flight.begin());
+    std::set<int64_t> pinned;
+    for (auto& [s, slots] : in_flight) pinned.insert(slots.begin(), slots.end());
+    ASSERT_EQ(p.seq, static_cast<int64_t>(t));
+    ASSERT_EQ(p.keys, trace[t]);
+    ASSERT_EQ(p.location.size(), p.keys.size());
+    for (const SlotKey& wb : p.writebacks) {
+      EXPECT_EQ(holds[wb.slot], wb.key);
+      EXPECT_FALSE(pinned.count(wb.slot)) << "wrote back pinned slot " << wb.slot;
+    }
+    std::map<int64_t, int64_t> fetched;  // slot -> key
+    for (const SlotKey& f : p.fetches) {
+      EXPECT_FALSE(pinned.count(f.slot)) << "slot " << f.slot << " of a batch in flight was reassigned";
+      EXPECT_TRUE(fetched.emplace(f.slot, f.key).second) << "slot " << f.slot << " fetched twice";
+      holds[f.slot] = f.key;
+    }
+    std::set<int64_t> used;
+    std::vector<int64_t> bypass;
+    int64_t hits = 0;
+    for (size_t i = 0; i < p.keys.size(); ++i) {
+      const int64_t s = p.location[i];
+      if (s == kBypass) {
+        bypass.push_back(static_cast<int64_t>(i));
+        continue;
+      }
+      ASSERT_GE(s, 0);
+      ASSERT_LT(s, num_slots);
+      EXPECT_TRUE(used.insert(s).second) << "slot " << s << " used twice in one plan";
+      EXPECT_EQ(holds[s], p.keys[i]) << "key " << p.keys[i] << " located in slot " << s;
+      if (!fetched.count(s)) ++hits;
+    }
+    EXPECT_EQ(p.bypass, bypass);
+    EXPECT_EQ(p.hits, hits);
+    EXPECT_EQ(p.misses, static_cast<int64_t>(p.keys.size()) - hits);
+    in_flight[p.seq] = used;
+  }
 }
 
 }  // namespace foresight::cache::testing

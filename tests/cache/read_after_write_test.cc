@@ -16,7 +16,7 @@ int64_t Initial(int64_t key) { return 1000 * key; }
 
 void RunPipeline(const CacheConfig& config, const Trace& trace, int depth) {
   ASSERT_OK_AND_ASSIGN(auto planner, CachePlanner::Create(config));
-  if (config.policy == Policy::kStatic) ASSERT_OK(planner->SetStaticKeys(ByFrequency(trace)));
+  if (config.policy == Policy::kStatic || config.hot_slots > 0) ASSERT_OK(planner->SetStaticKeys(ByFrequency(trace)));
   const int64_t num_slots = planner->num_slots();
   std::map<int64_t, int64_t> store;  // absent: Initial(key)
   auto load = [&](int64_t k) { auto it = store.find(k); return it == store.end() ? Initial(k) : it->second; };
@@ -107,6 +107,32 @@ TEST(ReadAfterWrite, PipelinedPlansNeverReadStaleRows) {
                 RunPipeline(Config(policy, slots, window, key_space, writable), trace, depth);
                 if (HasFatalFailure()) return;
               }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The lookahead policy with a static tier of the most used rows beside it:
+// hot rows written by a batch stay dirty in their slot (never evicted) until
+// the final flush, and later batches wait for the writer.
+TEST(ReadAfterWrite, AStaticTierBesideLookaheadNeverReadsStaleRows) {
+  const Trace traces[] = {UniformTrace(30, 6, 20, 41), ZipfTrace(30, 6, 40, 1.2, 42), NeighbourhoodTrace(30, 6, 60, 43)};
+  for (const Trace& trace : traces) {
+    for (int64_t slots : {1, 3, 8}) {
+      for (int64_t hot : {int64_t{1}, slots / 2, slots}) {
+        for (int depth : {1, 3}) {
+          for (int window : {0, 40}) {
+            for (bool writable : {true, false}) {
+              SCOPED_TRACE("slots " + std::to_string(slots) + " hot " + std::to_string(hot) + " depth " +
+                           std::to_string(depth) + " window " + std::to_string(window) +
+                           (writable ? " writable" : " read-only"));
+              CacheConfig c = Config(Policy::kLookahead, slots, window, 100, writable);
+              c.hot_slots = hot;
+              RunPipeline(c, trace, depth);
+              if (HasFatalFailure()) return;
             }
           }
         }

@@ -1,7 +1,7 @@
 // The mini-batch trainer's memory plan and cache setup (trainer/src/
 // pipeline): the static policy's rows (highest in-degree first, and the
-// ones a static run really serves from its cache), the automatic partition
-// group, and how evaluation is sized inside the compute turn. The plan
+// ones a static run really serves from its cache), the lookahead cache's
+// static tier beside it, the automatic partition group, and how evaluation is sized inside the compute turn. The plan
 // against a measured peak RSS is tests/apps/memory_plan_cli_test.cc's.
 #include <gtest/gtest.h>
 
@@ -94,6 +94,54 @@ TEST_F(StaticPolicyTest, ServesExactlyTheHighestInDegreeRows) {
   EXPECT_EQ(s.history[0].rows_requested, requested);
   EXPECT_EQ(s.history[0].cache_hits, expected_hits);
   EXPECT_EQ(s.history[0].cache_misses, requested - expected_hits);
+}
+
+// The lookahead cache's static tier (--hot-fraction): the same losses at
+// every split; all of the cache static is exactly the static policy's
+// hits and reads; none is the plain lookahead cache; auto (-1) is
+// kAutoHotFraction; a tier beside another policy is refused.
+TEST_F(StaticPolicyTest, AHotTierBesideLookaheadKeepsTheResults) {
+  TrainOptions o = Options();
+  o.feature_store = "disk";
+  o.epochs = 2;
+  o.cache_size = kPipelineNodes / 10 * kPipelineRowBytes;
+  o.cache_policy = "static";
+  const std::vector<EpochMetrics> fixed = foresight::testing::TrainHistory(o);
+  o.cache_policy = "lookahead";
+  o.hot_fraction = 0;
+  const std::vector<EpochMetrics> plain = foresight::testing::TrainHistory(o);
+  o.hot_fraction = 1;
+  const std::vector<EpochMetrics> all_hot = foresight::testing::TrainHistory(o);
+  o.hot_fraction = 0.5f;
+  const std::vector<EpochMetrics> half = foresight::testing::TrainHistory(o);
+  o.hot_fraction = kAutoHotFraction;
+  const std::vector<EpochMetrics> auto_value = foresight::testing::TrainHistory(o);
+  o.hot_fraction = -1;
+  const std::vector<EpochMetrics> automatic = foresight::testing::TrainHistory(o);
+  ASSERT_EQ(fixed.size(), 2u);
+  foresight::testing::ExpectSameResults(plain, fixed, "static policy");
+  foresight::testing::ExpectSameResults(plain, all_hot, "hot fraction 1");
+  foresight::testing::ExpectSameResults(plain, half, "hot fraction 0.5");
+  foresight::testing::ExpectSameResults(plain, automatic, "hot fraction auto");
+  for (size_t e = 0; e < fixed.size(); ++e) {
+    SCOPED_TRACE("epoch " + std::to_string(e + 1));
+    EXPECT_EQ(all_hot[e].cache_hits, fixed[e].cache_hits);
+    EXPECT_EQ(all_hot[e].cache_misses, fixed[e].cache_misses);
+    EXPECT_EQ(all_hot[e].rows_read, fixed[e].rows_read);
+    EXPECT_EQ(automatic[e].cache_hits, auto_value[e].cache_hits);
+    EXPECT_EQ(automatic[e].rows_read, auto_value[e].rows_read);
+  }
+  // The tier changes which rows are cached (the comparisons above can fail).
+  EXPECT_NE(half[1].cache_hits, plain[1].cache_hits);
+  EXPECT_NE(half[1].cache_hits, all_hot[1].cache_hits);
+
+  TrainSummary s;
+  o.hot_fraction = 1.5f;
+  EXPECT_ERROR_CONTAINS(Train(o, &s), "hot_fraction: must be in [0, 1]");
+  o.hot_fraction = 0.5f;
+  o.cache_policy = "lru";
+  EXPECT_ERROR_CONTAINS(Train(o, &s), "hot_fraction: a static tier beside the lookahead tier needs cache_policy "
+                                      "lookahead, got lru");
 }
 
 // Evaluation under a budget runs in the compute turn: its chunk halves

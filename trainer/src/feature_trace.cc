@@ -1,5 +1,6 @@
 #include "foresight/trainer/feature_trace.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,10 @@
 #include "pipeline/pipeline_setup.h"
 
 namespace foresight::trainer {
+
+int64_t HotSlots(const TrainOptions& options, int64_t cache_slots) {
+  return static_cast<int64_t>(std::floor(static_cast<double>(options.EffectiveHotFraction()) * cache_slots));
+}
 
 StatusOr<FeatureTrace> SampleFeatureTrace(const TrainOptions& options, int epoch) {
   FS_RETURN_IF_ERROR(options.Validate());

@@ -71,6 +71,9 @@ Status TrainOptions::ValidateLink() const {
     return InvalidArgument("cache_policy: '" + cache_policy + "' is not one of lookahead, lru (task link)");
   }
   if (cache_size < -1) return InvalidArgument("cache_size: must be >= 0 bytes, got " + std::to_string(cache_size));
+  if (hot_fraction != TrainOptions().hot_fraction) {
+    return InvalidArgument("hot_fraction: applies to the GNN feature cache of task node, not to task link");
+  }
   if (lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(lookahead));
   if (eval_negatives < 0) {
     return InvalidArgument("eval_negatives: must be >= 0 (0 = every entity), got " + std::to_string(eval_negatives));

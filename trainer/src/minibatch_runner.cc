@@ -445,8 +445,20 @@ class MiniBatchRunner : public EpochRunner {
         kPage % RowBytes() == 0) {
       c.cache.page_rows = kPage / RowBytes();
     }
+    // The static policy's rows, or the lookahead's static tier (a part of
+    // the same slots: the cache term of the memory plan holds both tiers).
+    const int64_t slots = RowBytes() > 0 ? cache_bytes_ / RowBytes() : 0;
+    int64_t static_rows = 0;
     if (cache_policy_ == cache::Policy::kStatic) {
-      c.static_keys = KeysByInDegree(d.indptr(), RowBytes() > 0 ? cache_bytes_ / RowBytes() : 0);
+      static_rows = slots;
+    } else if (cache_policy_ == cache::Policy::kLookahead) {
+      c.cache.hot_slots = HotSlots(o, slots);
+      static_rows = c.cache.hot_slots;
+    }
+    if (static_rows > 0) {
+      c.static_keys = KeysByInDegree(d.indptr(), static_rows);
+      // Ranking read every node's degree: give those CSR pages back.
+      if (o.topology == "paged") ReleaseMappedPages(d.indptr());
     }
     c.labels = d.labels();
     c.batches_per_epoch = order_->num_batches();

@@ -73,6 +73,9 @@ Status ValidateSasrecOptions(const TrainOptions& o) {
     return InvalidArgument("cache_policy: '" + o.cache_policy + "' is not one of lookahead, lru (sasrec)");
   }
   if (o.cache_size < -1) return InvalidArgument("cache_size: must be >= 0 bytes, got " + std::to_string(o.cache_size));
+  if (o.hot_fraction != TrainOptions().hot_fraction) {
+    return InvalidArgument("hot_fraction: applies to the GNN feature cache of task node, not to sasrec");
+  }
   if (o.lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(o.lookahead));
   if (o.io_depth < 1) return InvalidArgument("io_depth: must be >= 1, got " + std::to_string(o.io_depth));
   return Status::OK();

@@ -21,6 +21,11 @@ std::string FanoutsToString(const std::vector<int64_t>& fanouts) {
 
 }  // namespace
 
+float TrainOptions::EffectiveHotFraction() const {
+  if (hot_fraction >= 0) return hot_fraction;
+  return cache_policy == "lookahead" ? kAutoHotFraction : 0.0f;
+}
+
 Status TrainOptions::Validate() const {
   if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
   if (plan_only && task != "link" && (model == "dlrm" || full_graph)) {
@@ -102,6 +107,13 @@ Status TrainOptions::Validate() const {
   }
   if (cache_policy != "lookahead" && cache_policy != "lru" && cache_policy != "static") {
     return InvalidArgument("cache_policy: '" + cache_policy + "' is not one of lookahead, lru, static");
+  }
+  if (hot_fraction != -1 && !(hot_fraction >= 0 && hot_fraction <= 1)) {
+    return InvalidArgument("hot_fraction: must be in [0, 1] (or -1: auto), got " + std::to_string(hot_fraction));
+  }
+  if (hot_fraction > 0 && cache_policy != "lookahead") {
+    return InvalidArgument("hot_fraction: a static tier beside the lookahead tier needs cache_policy lookahead, got " +
+                           cache_policy + " (static is a static tier alone)");
   }
   if (cache_size < -1) {
     return InvalidArgument("cache_size: must be >= 0 bytes (or -1: sized from memory_budget), got " +

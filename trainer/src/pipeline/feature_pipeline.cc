@@ -76,7 +76,10 @@ Status FeaturePipeline::Init() {
 Status FeaturePipeline::InitCached() {
   const PipelineConfig& c = config_;
   FS_ASSIGN_OR_RETURN(planner_, cache::CachePlanner::Create(c.cache));
-  if (c.cache.policy == cache::Policy::kStatic) FS_RETURN_IF_ERROR(planner_->SetStaticKeys(c.static_keys));
+  if (c.cache.policy == cache::Policy::kStatic || c.cache.hot_slots > 0) {
+    // The planner holds the keys until its first plan; none stay here.
+    FS_RETURN_IF_ERROR(planner_->SetStaticKeys(std::move(config_.static_keys)));
+  }
   FS_ASSIGN_OR_RETURN(arena_, HostSlotArena(planner_->num_slots(), c.cache.row_bytes));
   planner_released_through_ = c.start_seq - 1;
   return Status::OK();

@@ -125,7 +125,7 @@ struct PipelineConfig {
   // Tests: run the cache planner even where the direct path applies.
   bool force_cache_planner = false;
   cache::CacheConfig cache;            // row_bytes = store->row_bytes()
-  std::vector<int64_t> static_keys;    // policy static: keys by priority
+  std::vector<int64_t> static_keys;    // policy static, or cache.hot_slots > 0: keys by priority
   Tensor labels;                       // i32/i64 [N]
   int64_t batches_per_epoch = 0;
   int64_t start_seq = 0;  // first batch (a resumed run starts mid-way)

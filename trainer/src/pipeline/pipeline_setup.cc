@@ -1,7 +1,6 @@
 #include "pipeline_setup.h"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 namespace foresight::trainer::internal {
@@ -37,15 +36,36 @@ StatusOr<TrainingFeatures> OpenTrainingFeatures(const TrainOptions& options, con
 std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count) {
   const int64_t n = indptr.numel() - 1;
   count = std::max<int64_t>(0, std::min(count, n));
+  if (count == 0) return {};
   const int64_t* p = indptr.data<int64_t>();
-  std::vector<int64_t> ids(static_cast<size_t>(std::max<int64_t>(n, 0)));
-  std::iota(ids.begin(), ids.end(), int64_t{0});
-  auto by_degree = [p](int64_t a, int64_t b) {
-    const int64_t da = p[a + 1] - p[a], db = p[b + 1] - p[b];
+  auto degree = [p](int64_t v) { return p[v + 1] - p[v]; };
+  // Only `count` ids are ever held (a list of every node would cost 8 bytes
+  // a node beside the cache): the cut degree t is the largest with at least
+  // `count` nodes of degree >= t, found by bisection over the degrees.
+  int64_t lo = 0, hi = 0;
+  for (int64_t v = 0; v < n; ++v) hi = std::max(hi, degree(v));
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    int64_t at_least = 0;
+    for (int64_t v = 0; v < n; ++v) at_least += degree(v) >= mid;
+    if (at_least >= count) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  std::vector<int64_t> ids;
+  ids.reserve(static_cast<size_t>(count));
+  for (int64_t v = 0; v < n; ++v) {
+    if (degree(v) > lo) ids.push_back(v);
+  }
+  for (int64_t v = 0; v < n && static_cast<int64_t>(ids.size()) < count; ++v) {
+    if (degree(v) == lo) ids.push_back(v);  // ties at the cut: smaller ids
+  }
+  std::sort(ids.begin(), ids.end(), [&degree](int64_t a, int64_t b) {
+    const int64_t da = degree(a), db = degree(b);
     return da != db ? da > db : a < b;
-  };
-  std::partial_sort(ids.begin(), ids.begin() + count, ids.end(), by_degree);
-  ids.resize(static_cast<size_t>(count));
+  });
   return ids;
 }
 

@@ -46,7 +46,10 @@
 //             companions are admitted after the batch's misses, by the same
 //             rule, never evicting a row admitted by the same plan. With a window covering the whole
 //             trace this is Belady's MIN with bypass at batch granularity (a
-//             batch's own rows stay pinned while it is planned).
+//             batch's own rows stay pinned while it is planned). With
+//             hot_slots > 0, a static tier (as the static policy, below)
+//             holds the hottest rows beside it; the fill's rows that the
+//             first batch reads count as its misses, as for static.
 //  lru        Evict the least recently used unpinned row; admit every miss
 //             while an unpinned slot exists, else bypass.
 //  static     Filled once, on the first plan, with the first num_slots keys
@@ -116,6 +119,15 @@ struct CacheConfig {
   // next use is later than theirs. Plans stay a pure function of the key
   // lists; rows still reach batches unchanged. Default: 0 (off)
   int64_t page_rows = 0;
+  // Lookahead only: a static tier of this many slots beside the lookahead
+  // tier. The first plan fetches the first hot_slots keys given to
+  // SetStaticKeys (the hottest rows, e.g. by in-degree) into slots
+  // [0, hot_slots); they stay for the planner's life, never evicted, so
+  // they are read once; the other num_slots - hot_slots slots are the
+  // lookahead tier, planned as above over the remaining rows. Fewer keys
+  // than hot_slots leave the rest to the lookahead tier. At most
+  // num_slots. Default: 0 (no static tier)
+  int64_t hot_slots = 0;
 };
 
 // Bytes of the lookahead planner's per-key index: the flat array over
@@ -187,9 +199,10 @@ class CachePlanner {
   const CacheConfig& config() const { return config_; }
   int64_t num_slots() const { return num_slots_; }
 
-  // static only: keys in priority order (the first num_slots() fill the
-  // cache on the first plan). FailedPrecondition for other policies or
-  // after the first plan.
+  // static: keys in priority order (the first num_slots() fill the cache
+  // on the first plan); lookahead with hot_slots > 0: the same for its
+  // static tier (the first hot_slots). FailedPrecondition for other
+  // policies or after the first plan.
   virtual Status SetStaticKeys(std::vector<int64_t> keys) = 0;
 
   // Appends the next batch's distinct keys (InvalidArgument on a repeated
@@ -203,7 +216,7 @@ class CachePlanner {
   // after it, or Close() was called.
   virtual bool CanPlan() const = 0;
   // Plans the next batch (FailedPrecondition when !CanPlan(), or for the
-  // static policy before SetStaticKeys).
+  // static policy or a static tier before SetStaticKeys).
   virtual StatusOr<BatchPlan> PlanNext() = 0;
   // Batch `seq` is done (its compute, and the write-back of its bypass rows
   // when it wrote any): unpins its slots; with `wrote`, its slot rows

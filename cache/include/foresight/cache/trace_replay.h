@@ -17,7 +17,8 @@ struct ReplayOptions {
   // pipeline keeps them (their slots are pinned): before planning batch t,
   // every batch <= t - max_in_flight is released. >= 1. Default: 4
   int max_in_flight = 4;
-  // static only: keys in fill priority order (SetStaticKeys).
+  // static, or lookahead with hot_slots > 0: keys in fill priority order
+  // (SetStaticKeys).
   std::vector<int64_t> static_keys;
 };
 

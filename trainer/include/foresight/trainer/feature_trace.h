@@ -27,6 +27,10 @@ struct FeatureTrace {
   std::vector<int64_t> keys_by_in_degree;
 };
 
+// The lookahead cache's static tier in a cache of `cache_slots` slots, as
+// training sizes it: floor(options.EffectiveHotFraction() * cache_slots).
+int64_t HotSlots(const TrainOptions& options, int64_t cache_slots);
+
 // Samples epoch `epoch` (from 0) of the mini-batch training `options`
 // describes (Validate()d here; full_graph is refused, having no trace).
 // order = partition needs an explicit resident_partitions: training sizes

@@ -11,6 +11,14 @@
 
 namespace foresight::trainer {
 
+// hot_fraction's auto value with the lookahead policy: no tier. On R-MAT
+// (1M nodes, caches of 2-20% of the rows) a tier of the highest in-degree
+// rows made the lookahead cache read more rows at every split tried
+// (0.1-1.0 of the cache; 1.38x the reads at 0.5 of a 5% cache), since
+// Belady inside the window already keeps the rows it will reuse
+// (bench/RESULTS.md, "A static tier for the hottest rows").
+inline constexpr float kAutoHotFraction = 0.0f;
+
 struct TrainOptions {
   // Dataset directory (storage::Dataset layout). Required.
   std::string dataset;
@@ -145,6 +153,15 @@ struct TrainOptions {
   // same read serves them. "off": only the batch's own rows. Results are
   // the same bits either way. Default: on
   std::string page_companions = "on";
+  // GNN feature cache with the lookahead policy: the fraction of its slots
+  // that form a static tier beside the lookahead tier, holding the rows of
+  // highest in-degree (sampled most often), filled once and never evicted
+  // (CacheConfig::hot_slots). In [0, 1]; > 0 only with cache_policy
+  // lookahead. -1 = auto: kAutoHotFraction with lookahead, else 0. Results
+  // are the same bits either way. Default: -1
+  float hot_fraction = -1;
+  // hot_fraction's value, auto resolved.
+  float EffectiveHotFraction() const;
   // The whole process's peak RSS target in bytes; 0 = none. With no
   // cache_size the cache takes what the budget leaves after an itemised
   // estimate of everything else; a budget that cannot hold that estimate is
