@@ -117,10 +117,9 @@ struct CacheConfig {
   // eviction also writes back the page's other dirty rows that no batch in
   // flight holds (they stay resident, clean: one page write for all).
   // Plans stay a pure function of the key
-  // lists; rows still reach batches unchanged. On a writable cache a
-  // companion is a fetch like any other: the executor must order its read
-  // after the write of a batch in flight that holds it as a bypass row
-  // (embed::EmbeddingTable defers such reads). Default: 0 (off)
+  // lists; rows still reach batches unchanged. On a writable cache a row
+  // whose last user is still in flight is not a companion (it may be that
+  // batch's bypass row, not yet written back). Default: 0 (off)
   int64_t page_rows = 0;
 };
 
