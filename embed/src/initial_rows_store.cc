@@ -5,6 +5,14 @@
 #include <utility>
 
 namespace foresight::embed::internal {
+namespace {
+// The initial rows one write may carry. Only one write is in flight at a
+// time (Submit then Wait), so this bounds the fill's memory: a flush of
+// tens of thousands of scattered dirty rows would otherwise carry up to 15
+// of them per row (a 4 KiB block of 256-byte rows). Blocks past it are
+// read-modify-written as before.
+constexpr int64_t kMaxFillBytes = int64_t{1} << 20;
+}  // namespace
 
 InitialRowsStore::InitialRowsStore(std::unique_ptr<storage::RowStore> inner, RowInitializer init)
     : RowStore(inner->dtype(), inner->row_width()),
@@ -46,6 +54,7 @@ void InitialRowsStore::BlockFill(const std::vector<storage::RowRequest>& reqs, s
   const int64_t per_block = inner_->write_block_rows();
   if (per_block <= 1) return;
   const int64_t n = num_rows();
+  const size_t max_fill = static_cast<size_t>(std::max<int64_t>(1, kMaxFillBytes / row_bytes()));
   std::vector<int64_t> keys;
   keys.reserve(reqs.size());
   for (const storage::RowRequest& r : reqs) {
@@ -72,7 +81,10 @@ void InitialRowsStore::BlockFill(const std::vector<storage::RowRequest>& reqs, s
         fill_keys->push_back(k);
       }
     }
-    if (!whole) fill_keys->resize(mark);
+    if (!whole || fill_keys->size() > max_fill) {
+      fill_keys->resize(mark);
+      if (whole) return;  // the fill is full
+    }
     i = j;
   }
 }

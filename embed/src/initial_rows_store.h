@@ -12,6 +12,8 @@
 //     their initial values.
 // Every write goes through here (the table's, and a checkpoint's rows
 // loaded through EmbeddingTable::store()), so the bits cannot go stale.
+// A write carries at most 1 MiB of initial rows (the blocks past that are
+// read-modify-written), so the fill costs no memory a budget would see.
 //
 // Only for stores without host_rows(): a reader of those would bypass the
 // bits. Bits cost num_rows / 8 bytes.
