@@ -46,10 +46,9 @@ StatusOr<std::unique_ptr<CachePlanner>> CachePlanner::Create(const CacheConfig& 
     return InvalidArgument("CacheConfig: window_index_keys must be >= 0 (0 = a flat array over key_space), got " +
                            std::to_string(config.window_index_keys));
   }
-  if (config.page_rows < 0 || (config.page_rows > 1 && (config.key_space == 0 || config.writable))) {
-    return InvalidArgument("CacheConfig: page_rows must be >= 0, and > 1 only with dense keys (key_space > 0) on a "
-                           "read-only cache, got " + std::to_string(config.page_rows) + " with key_space " +
-                           std::to_string(config.key_space) + (config.writable ? ", writable" : ""));
+  if (config.page_rows < 0 || (config.page_rows > 1 && config.key_space == 0)) {
+    return InvalidArgument("CacheConfig: page_rows must be >= 0, and > 1 only with dense keys (key_space > 0), got " +
+                           std::to_string(config.page_rows) + " with key_space " + std::to_string(config.key_space));
   }
   const int64_t slots = config.capacity_bytes / config.row_bytes;
   if (slots >= std::numeric_limits<int32_t>::max()) {

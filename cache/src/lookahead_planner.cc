@@ -8,9 +8,12 @@
 //
 // Eviction order: an unpinned resident row next used by batch b sits in b's
 // candidate set (its position in b); one with no use inside the window sits
-// in the `never_` list (oldest first). The victim is the largest (next use,
+// in the `never_` lists (oldest first). The victim is the largest (next use,
 // position) — any `never_` row first, then the latest batch's largest
-// position. Rows move between these sets only when a batch enters the window
+// position. Among the `never_` rows the clean ones go first: the window
+// says nothing about when either kind is used again, and a clean row
+// leaves without a write-back (on a disk store a dirty one costs a block
+// write, and a block read unless the block is written whole). Rows move between these sets only when a batch enters the window
 // (never -> b), when a slot is unpinned (-> its next use), or when a batch is
 // planned (its whole candidate set gets pinned) — no rescans.
 //
@@ -18,8 +21,9 @@
 // position in that next batch; rows with no use in the window last). Each
 // takes a free slot, or evicts the victim when the victim's next use is
 // strictly later than its own; otherwise it and every later miss bypass.
-// A miss with no use in the window replaces the oldest row with none (so
-// beyond the window the policy is LRU). With a window covering the trace
+// A miss with no use in the window replaces the oldest clean row with none,
+// else the oldest dirty one (beyond the window the policy is LRU, clean rows
+// first). With a window covering the trace
 // this is MIN with bypass at batch granularity (a batch's own rows are
 // pinned while it is planned).
 //
@@ -55,7 +59,21 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
 
  public:
   LookaheadPlanner(const CacheConfig& config, int32_t num_slots, Map keys)
-      : Base(config, num_slots, std::move(keys)), never_(num_slots) {}
+      : Base(config, num_slots, std::move(keys)), never_(num_slots, 2) {}
+
+  // Every dirty row is clean after this: the dirty `never_` rows join the
+  // clean ones.
+  StatusOr<std::vector<SlotKey>> TakeDirty(bool unwritten_in_flight = false) override {
+    StatusOr<std::vector<SlotKey>> dirty = Base::TakeDirty(unwritten_in_flight);
+    if (dirty.ok()) {
+      while (!never_.empty(kDirtyRows)) {
+        const int32_t slot = never_.front(kDirtyRows);
+        never_.Remove(slot);
+        never_.PushBack(slot, kCleanRows);
+      }
+    }
+    return dirty;
+  }
 
   Status SetStaticKeys(std::vector<int64_t> keys) override {
     if (this->config().hot_slots == 0) return Base::SetStaticKeys(std::move(keys));
@@ -63,6 +81,15 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
   }
 
  private:
+  static constexpr int kCleanRows = 0, kDirtyRows = 1;  // the two `never_` lists
+
+  int64_t NeverRows() const { return never_.size(kCleanRows) + never_.size(kDirtyRows); }
+  // The next `never_` victim: the oldest clean row, else the oldest dirty
+  // one; -1 when there is none.
+  int32_t NeverVictim() const {
+    return !never_.empty(kCleanRows) ? never_.front(kCleanRows) : never_.front(kDirtyRows);
+  }
+
   // Indexes every batch up to t + W that was submitted.
   Status Prepare(int32_t t) {
     if (this->config().hot_slots > 0) FS_RETURN_IF_ERROR(this->NeedStaticKeys("the lookahead policy's static tier"));
@@ -125,7 +152,7 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
   void OnUnpinned(int32_t slot, int64_t key) {
     const LookaheadState& s = *this->keys_.Find(key);
     if (s.head1 == 0) {
-      never_.PushBack(slot);
+      never_.PushBack(slot, this->slots_.dirty(slot) ? kDirtyRows : kCleanRows);
     } else {
       this->window_.at(s.head1 - 1).candidates.Insert(s.head_pos);
     }
@@ -162,11 +189,11 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
     // above_[o]: evictable rows next used later than offset o.
     above_.assign(h + 2, 0);
     if (h >= 1) {
-      above_[h] = never_.size();
+      above_[h] = NeverRows();
       for (int32_t o = h - 1; o >= 1; --o) above_[o] = above_[o + 1] + this->window_.at(t + o + 1).candidates.count();
     }
 
-    const int64_t never_rows = never_.size();
+    const int64_t never_rows = NeverRows();
     int64_t free_left = this->slots_.num_free();
     int64_t consumed = 0;  // victims taken (always from the top of the order)
     cursor_ = horizon_;
@@ -203,7 +230,7 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
     constexpr size_t kAhead = 16;
     for (size_t j = 0; j < evicting_.size(); ++j) {
       if (j + kAhead < victims_.size()) this->keys_.Prefetch(this->slots_.key(victims_[j + kAhead]));
-      this->Evict(victims_[j], plan);
+      EvictRow(victims_[j], plan);
       this->Admit(rec, plan, evicting_[j], victims_[j]);
     }
     evicting_.clear();
@@ -231,13 +258,17 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
         if (s == nullptr || s->slot1 != 0 || s->head1 == 0) continue;
         const int32_t next = s->head1 - 1;
         if (next <= t) continue;
+        // Writable: a row whose last user is in flight may be that batch's
+        // bypass row, written back only at its Release; the plan's reads
+        // wait for the writers of its own keys, not of its companions.
+        if (this->config().writable && s->last_user1 != 0 && this->window_.InFlight(s->last_user1 - 1)) continue;
         int32_t slot = -1;
         if (this->slots_.num_free() > 0) {
           slot = this->slots_.TakeFree();
-        } else if (!never_.empty()) {
-          slot = never_.front();
+        } else if (NeverVictim() >= 0) {
+          slot = NeverVictim();
           never_.Remove(slot);
-          this->Evict(slot, plan);
+          EvictRow(slot, plan);
         } else {
           while (far > next && this->window_.at(far).candidates.count() == 0) --far;
           if (far <= next) continue;  // every evictable row is needed sooner
@@ -245,7 +276,7 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
           const int32_t p = r.candidates.Last();
           r.candidates.Erase(p);
           slot = this->keys_.Find(r.keys[p])->slot1 - 1;
-          this->Evict(slot, plan);
+          EvictRow(slot, plan);
           s = this->keys_.Find(key);  // (a sparse map may have moved it)
         }
         s->slot1 = slot + 1;
@@ -262,6 +293,32 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
     }
   }
 
+  // Evicts `slot`. When its row is dirty and pages are known (page_rows),
+  // the other dirty rows of its page that no batch in flight holds are
+  // written back by the same plan and stay resident, clean: the store
+  // writes the page once for all of them, where each would later cost a
+  // write of its own (and on a disk store a read of the page first).
+  // They keep their place in the eviction order.
+  void EvictRow(int32_t slot, BatchPlan& plan) {
+    const bool dirty = this->slots_.dirty(slot);
+    const int64_t key = this->slots_.key(slot);
+    this->Evict(slot, plan);
+    const int64_t per_page = this->config().page_rows;
+    if (!dirty || per_page <= 1 || this->config().key_space <= 0) return;
+    const int64_t first = key / per_page * per_page;
+    const int64_t end = std::min(this->config().key_space, first + per_page);
+    for (int64_t k = first; k < end; ++k) {
+      const LookaheadState* s = k == key ? nullptr : this->keys_.Find(k);
+      if (s == nullptr || s->slot1 == 0) continue;
+      const int32_t other = s->slot1 - 1;
+      if (this->slots_.pinned(other) || !this->slots_.dirty(other)) continue;
+      this->slots_.MarkClean(other);
+      plan.writebacks.push_back(SlotKey{k, other});
+      ++this->counters_.writebacks;
+      ++this->counters_.page_writebacks;
+    }
+  }
+
   static int32_t Offset(const BatchRecord& rec, int32_t t, int32_t h, int32_t i) {
     const int32_t next = rec.next[i].seq;
     return next == kNever ? h + 1 : next - t;
@@ -271,8 +328,8 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
   // exist) out of the eviction order, farthest first, into victims_.
   void TakeVictims(int64_t count) {
     victims_.clear();
-    while (count > 0 && !never_.empty()) {
-      const int32_t slot = never_.front();
+    while (count > 0 && NeverVictim() >= 0) {
+      const int32_t slot = NeverVictim();
       never_.Remove(slot);
       victims_.push_back(slot);
       --count;
@@ -293,7 +350,7 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
     victim_keys_.clear();
   }
 
-  SlotList never_;  // unpinned resident rows with no use in the window
+  SlotList never_;  // unpinned resident rows with no use in the window: clean, dirty
   int32_t indexed_ = 0;
   int32_t horizon_ = -1;
   int32_t cursor_ = 0;

@@ -38,6 +38,8 @@ class SlotTable {
   // Returns true when s is unpinned now (it joins the evictable set).
   bool Unpin(int32_t s) { return --pins_[s] == 0; }
   void MarkDirty(int32_t s) { dirty_[s] = 1; }
+  // Its row was written back but stays resident.
+  void MarkClean(int32_t s) { dirty_[s] = 0; }
 
   // Every dirty slot (in slot order), marked clean.
   std::vector<SlotKey> TakeDirty();

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "foresight/core/thread_pool.h"
+#include "initial_rows_store.h"
 #include "io_worker.h"
 
 namespace foresight::embed {
@@ -79,7 +80,17 @@ Status EmbeddingTable::Init() {
       return InvalidArgument("embedding table " + so.path + ": the store holds " +
                              std::to_string(store_->num_rows()) + " rows, expected " + std::to_string(options_.rows));
     }
-    if (so.create && store_->num_rows() >= 0) FS_RETURN_IF_ERROR(InitializeDenseRows());
+    if (so.create && store_->num_rows() >= 0) {
+      FS_RETURN_IF_ERROR(InitializeDenseRows());
+      // Every row now holds its initial value: a row not written since is
+      // computed, never read (a stored row reader such as mmap's host_rows
+      // would bypass the record of what was written).
+      if (!store_->host_rows().defined()) {
+        store_ = std::make_unique<internal::InitialRowsStore>(std::move(store_), [this](int64_t key, void* row) {
+          InitializeRow(options_.init.seed, ScaleOf(key), layout_, InitKeyOf(key), row);
+        });
+      }
+    }
   }
   const Tensor host = store_->host_rows();
   if (options_.cache.capacity_bytes == 0 && host.defined() && dense) {

@@ -88,6 +88,7 @@ class DiskRowStore final : public RowStore {
   Status Flush() override;
   RowStoreStats stats() const override { return stats_.Snapshot(); }
   void ResetStats() override { stats_.Reset(); }
+  int64_t write_block_rows() const override { return write_block_rows_; }
 
  private:
   // One row of a submission, in file-offset order.
@@ -134,6 +135,7 @@ class DiskRowStore final : public RowStore {
   uint64_t align_ = kMinAlignment;
   uint64_t coalesce_limit_ = 0;  // largest merged extent; 0 = one row per op
   size_t buffer_bytes_ = 0;
+  int64_t write_block_rows_ = 0;  // rows per aligned block when they tile it (direct, writable)
   ScopedFd fd_;           // O_DIRECT (or buffered when !direct_)
   ScopedFd buffered_fd_;  // writable direct stores: unaligned writes of the file's tail
   std::unique_ptr<char, AlignedFree> pool_;
@@ -204,6 +206,12 @@ Status DiskRowStore::Init(const RowStoreOptions& options, const NpyInfo& info) {
   if (buffer_bytes_ > (size_t(1) << 30)) {
     return InvalidArgument(path_ + ": rows of " + std::to_string(rb) +
                            " bytes are too large for the disk row store (bounce buffers > 1 GiB)");
+  }
+  // Rows tile the blocks when a block holds whole rows and the rows start
+  // on a block boundary (.npy data is padded to 4096); extents merge up to
+  // coalesce_limit_, so a whole block's rows in one submission are one op.
+  if (direct_ && writable_ && align_ % rb == 0 && data_offset_ % align_ == 0 && coalesce_limit_ >= align_) {
+    write_block_rows_ = static_cast<int64_t>(align_ / rb);
   }
   const int depth = options.io_depth;
   const size_t pool_bytes = buffer_bytes_ * size_t(depth);

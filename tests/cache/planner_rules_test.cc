@@ -87,9 +87,8 @@ TEST(CachePlanner, PageCompanionsShareTheMissesReads) {
   CacheConfig bad = Config(Policy::kLookahead, 10, 4, 0);
   bad.page_rows = 4;
   EXPECT_ERROR_CONTAINS(CachePlanner::Create(bad), "page_rows", "dense keys");
-  bad = Config(Policy::kLookahead, 10, 4, 100, /*writable=*/true);
-  bad.page_rows = 4;
-  EXPECT_ERROR_CONTAINS(CachePlanner::Create(bad), "read-only");
+  // A writable cache takes pages too: read_after_write_test runs the
+  // companions and the page write-backs against the read-after-write rule.
 }
 
 TEST(CachePlanner, ABatchLargerThanTheCacheGetsEverySlot) {
@@ -300,6 +299,81 @@ TEST(CachePlanner, RejectsBadArguments) {
   ASSERT_OK_AND_ASSIGN(BatchPlan f0, fixed->PlanNext());
   EXPECT_EQ(f0.fetches.size(), 2u);
   EXPECT_ERROR_CONTAINS(fixed->SetStaticKeys({2}), "already filled by the first plan");
+}
+
+// Beyond the window the lookahead policy evicts clean rows before dirty
+// ones (a clean row leaves without a write-back); LRU evicts the least
+// recently used whatever it holds. Batch 0 writes key 1, batch 1 only
+// reads key 2, batch 2's key 3 needs one of their two slots, and batch 3
+// reads key 1 again.
+TEST(LookaheadPlannerTest, EvictsCleanRowsBeforeDirtyOnes) {
+  for (const Policy policy : {Policy::kLookahead, Policy::kLru}) {
+    for (const bool window_index : {false, true}) {
+      SCOPED_TRACE(std::string(PolicyName(policy)) + (window_index ? ", window index" : ""));
+      CacheConfig c = Config(policy, /*slots=*/2, /*lookahead=*/0, /*key_space=*/100, /*writable=*/true);
+      if (window_index) c.window_index_keys = 16;
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<CachePlanner> planner, CachePlanner::Create(c));
+      for (const int64_t k : {1, 2, 3, 1}) ASSERT_OK(planner->Submit({k}));
+      ASSERT_OK_AND_ASSIGN(BatchPlan p0, planner->PlanNext());
+      ASSERT_OK(planner->Release(p0.seq, /*wrote=*/true));
+      ASSERT_OK_AND_ASSIGN(BatchPlan p1, planner->PlanNext());
+      ASSERT_OK(planner->Release(p1.seq, /*wrote=*/false));
+      ASSERT_OK_AND_ASSIGN(BatchPlan p2, planner->PlanNext());
+      ASSERT_OK(planner->Release(p2.seq, /*wrote=*/false));
+      ASSERT_EQ(p2.fetches.size(), 1u);
+      if (policy == Policy::kLookahead) {
+        EXPECT_TRUE(p2.writebacks.empty());
+        EXPECT_EQ(p2.fetches[0].slot, p1.fetches[0].slot);  // key 2's
+      } else {
+        ASSERT_EQ(p2.writebacks.size(), 1u);
+        EXPECT_EQ(p2.writebacks[0].key, 1);
+      }
+      ASSERT_OK_AND_ASSIGN(BatchPlan p3, planner->PlanNext());
+      ASSERT_OK(planner->Release(p3.seq, /*wrote=*/true));
+      EXPECT_EQ(p3.hits, policy == Policy::kLookahead ? 1 : 0);
+      ASSERT_OK_AND_ASSIGN(std::vector<SlotKey> dirty, planner->TakeDirty());
+      ASSERT_EQ(dirty.size(), 1u);
+      EXPECT_EQ(dirty[0].key, 1);
+    }
+  }
+}
+
+// With pages (page_rows), evicting a dirty row also writes back the other
+// dirty rows of its page that no batch holds; they stay resident, clean,
+// so evicting them later writes nothing. Pages of 4 keys; 3 slots; no
+// window. Batch 0 writes keys 1 and 2 (page 0), batch 1 writes 9 (page 2);
+// batch 2 writes key 20, which evicts 1, taking 2 along; batch 3's key 21
+// evicts 2 (the oldest), now clean, without a write.
+TEST(LookaheadPlannerTest, WritesBackThePageOfAnEvictedDirtyRow) {
+  for (const bool window_index : {false, true}) {
+    SCOPED_TRACE(window_index ? "window index" : "flat index");
+    CacheConfig c = Config(Policy::kLookahead, /*slots=*/3, /*lookahead=*/0, /*key_space=*/100, /*writable=*/true);
+    c.page_rows = 4;
+    if (window_index) c.window_index_keys = 16;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<CachePlanner> planner, CachePlanner::Create(c));
+    const std::vector<std::vector<int64_t>> batches = {{1, 2}, {9}, {20}, {21}};
+    for (const std::vector<int64_t>& b : batches) ASSERT_OK(planner->Submit(b));
+    planner->Close();
+    std::vector<BatchPlan> plans;
+    for (size_t t = 0; t < batches.size(); ++t) {
+      ASSERT_OK_AND_ASSIGN(BatchPlan p, planner->PlanNext());
+      ASSERT_OK(planner->Release(p.seq, /*wrote=*/t < 3));
+      plans.push_back(std::move(p));
+    }
+    ASSERT_EQ(plans[2].writebacks.size(), 2u);
+    EXPECT_EQ(plans[2].writebacks[0].key, 1);
+    EXPECT_EQ(plans[2].writebacks[1].key, 2);
+    EXPECT_EQ(plans[2].writebacks[1].slot, plans[0].location[1]);
+    EXPECT_TRUE(plans[3].writebacks.empty());
+    ASSERT_EQ(plans[3].fetches.size(), 1u);
+    EXPECT_EQ(plans[3].fetches[0].slot, plans[0].location[1]);  // key 2's slot, taken without a write
+    EXPECT_EQ(planner->counters().writebacks, 2);
+    EXPECT_EQ(planner->counters().page_writebacks, 1);
+    ASSERT_OK_AND_ASSIGN(std::vector<SlotKey> dirty, planner->TakeDirty());
+    ASSERT_EQ(dirty.size(), 2u);  // in slot order
+    EXPECT_EQ(dirty[0].key, 20);
+    EXPECT_EQ(dirty[1].key, 9);
+  }
 }
 
 }  // namespace

@@ -101,11 +101,19 @@ TEST(ReadAfterWrite, PipelinedPlansNeverReadStaleRows) {
           for (int window : {0, 2, 40}) {
             for (bool writable : {true, false}) {
               for (int64_t key_space : {int64_t{100}, int64_t{0}}) {
-                SCOPED_TRACE(std::string(PolicyName(policy)) + " slots " + std::to_string(slots) + " depth " +
-                             std::to_string(depth) + " window " + std::to_string(window) +
-                             (writable ? " writable" : " read-only") + " key_space " + std::to_string(key_space));
-                RunPipeline(Config(policy, slots, window, key_space, writable), trace, depth);
-                if (HasFatalFailure()) return;
+                // Lookahead on dense keys also with pages of 4 rows: companions
+                // and a page's dirty rows written back together.
+                const bool pages = policy == Policy::kLookahead && key_space > 0;
+                for (int64_t page_rows : pages ? std::vector<int64_t>{0, 4} : std::vector<int64_t>{0}) {
+                  SCOPED_TRACE(std::string(PolicyName(policy)) + " slots " + std::to_string(slots) + " depth " +
+                               std::to_string(depth) + " window " + std::to_string(window) +
+                               (writable ? " writable" : " read-only") + " key_space " + std::to_string(key_space) +
+                               " page_rows " + std::to_string(page_rows));
+                  CacheConfig c = Config(policy, slots, window, key_space, writable);
+                  c.page_rows = page_rows;
+                  RunPipeline(c, trace, depth);
+                  if (HasFatalFailure()) return;
+                }
               }
             }
           }

@@ -166,5 +166,28 @@ TEST_F(DlrmStoreTest, ACacheOfAFewRowsHitsEveryRuleAndStillEqualsMemory) {
   }
 }
 
+// SGD rows of dim 8 (32 bytes) tile the disk store's 4 KiB blocks: misses
+// bring their blocks' companions (lookahead), a dirty row's eviction writes
+// its block's other dirty rows with it, and a write-back fills its block
+// with rows never written; none of it may change a bit.
+TEST_F(DlrmStoreTest, RowsThatTileDiskBlocksEqualMemory) {
+  TrainOptions base = Base();
+  base.sparse_optimizer = "sgd";
+  const TrainingRun memory = Train(base);
+  for (const char* policy : {"lookahead", "lru"}) {
+    for (const char* companions : {"on", "off"}) {
+      TrainOptions o = base;
+      o.table_store = "disk";
+      o.cache_policy = policy;
+      o.cache_size = TableBytes(o) / 20;
+      o.lookahead = 8;
+      o.threads = 2;
+      o.page_companions = companions;
+      const TrainingRun r = Train(o);
+      ExpectSame(memory, r, std::string("disk ") + policy + " companions " + companions);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace foresight::trainer

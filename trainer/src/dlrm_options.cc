@@ -40,7 +40,6 @@ Status ValidateDlrmOptions(const TrainOptions& o) {
   else if (o.order != d.order) gnn_only = "order";
   else if (o.sampling != d.sampling) gnn_only = "sampling";
   else if (o.topology != d.topology) gnn_only = "topology";
-  else if (o.page_companions != d.page_companions) gnn_only = "page_companions";
   else if (o.hot_fraction != d.hot_fraction) gnn_only = "hot_fraction";
   else if (o.resident_partitions != d.resident_partitions) gnn_only = "resident_partitions";
   else if (o.patience != d.patience) gnn_only = "patience";

@@ -89,6 +89,14 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
   layout.dim = eo.dim;
   layout.optimizer = eo.optimizer;
   mi.row_bytes = layout.row_bytes();
+  // Rows on one 4 KiB block of the disk store (.npy data starts block
+  // aligned): with the lookahead policy a miss's read also brings the
+  // rows of its block that the window needs (CacheConfig::page_rows).
+  constexpr int64_t kBlock = 4096;
+  if (eo.store.kind == storage::RowStoreKind::kDisk && o.page_companions == "on" && mi.row_bytes <= kBlock / 2 &&
+      kBlock % mi.row_bytes == 0) {
+    eo.cache.page_rows = kBlock / mi.row_bytes;
+  }
   const MemoryEstimate estimate = EstimateDlrmMemory(mi);
   FS_ASSIGN_OR_RETURN(out.cache_bytes, PlanDlrmCacheBytes(o, estimate, mi.row_bytes));
   if (TableUsesWindowIndex(o)) eo.cache.window_index_keys = out.cache_bytes / mi.row_bytes + DlrmWindowKeys(o, data);

@@ -20,6 +20,9 @@ void AddTableStoreItems(const TrainOptions& o, int64_t table_rows, int64_t row_b
   // (storage::RowStoreOptions::max_coalesce_bytes).
   if (o.table_store == "disk") {
     e->items.push_back({"disk store buffers", static_cast<int64_t>(o.io_depth) * (256 << 10), MemoryScale::kFixed});
+    // One bit a row: written since the table was created (rows not written
+    // are computed, not read; embed's InitialRowsStore).
+    e->items.push_back({"written-rows bits", (table_rows + 63) / 64 * 8, MemoryScale::kGraph});
   }
   // The planner's index: lookahead's map of the window's keys (its slots'
   // entries are charged with the slots), lru's and static's per-key arrays

@@ -25,7 +25,8 @@ inline constexpr int64_t kWindowIndexBytesPerSlot = 64 + 16;
 
 // Adds the table store's and the planner index's items to `e`:
 // - memory or mmap store: every row (`table_rows` x `row_bytes`, scale
-//   graph); disk: its bounce buffers (io_depth extents of 256 KiB);
+//   graph); disk: its bounce buffers (io_depth extents of 256 KiB) and
+//   its written-rows bits (a bit a row);
 // - with a cache: the window index for `window_keys` keys (lookahead), or
 //   8 bytes a row (lru, static: per-key arrays, scale graph).
 void AddTableStoreItems(const TrainOptions& options, int64_t table_rows, int64_t row_bytes, int64_t window_keys,

@@ -110,14 +110,19 @@ struct CacheConfig {
   // on disk) that is much smaller; the plans are the same. A bound:
   // num_slots + the keys of W + 2 batches. Default: 0 (the flat array)
   int64_t window_index_keys = 0;
-  // Lookahead with dense keys on a read-only store that reads whole pages
-  // (disk, O_DIRECT): rows per page (keys k with the same k / page_rows share
+  // Lookahead with dense keys on a store that reads whole pages (disk,
+  // O_DIRECT): rows per page (keys k with the same k / page_rows share
   // one). When > 1, the rows that share a page with a batch's miss, are
   // not resident and are used inside the window come along ("companions":
   // fetched into slots by the same plan, so the store serves them from the
   // same read) whenever Belady admits them: a free slot, or a victim whose
-  // next use is later than theirs. Plans stay a pure function of the key
-  // lists; rows still reach batches unchanged. Default: 0 (off)
+  // next use is later than theirs. On a writable cache, a dirty row's
+  // eviction also writes back the page's other dirty rows that no batch in
+  // flight holds (they stay resident, clean: one page write for all).
+  // Plans stay a pure function of the key
+  // lists; rows still reach batches unchanged. On a writable cache a row
+  // whose last user is still in flight is not a companion (it may be that
+  // batch's bypass row, not yet written back). Default: 0 (off)
   int64_t page_rows = 0;
   // Lookahead only: a static tier of this many slots beside the lookahead
   // tier. The first plan fetches the first hot_slots keys given to
@@ -162,7 +167,8 @@ struct BatchPlan {
   std::vector<int64_t> keys;
   std::vector<int64_t> location;
   // I/O to perform, in this order: write slot contents to the store as
-  // `key` (dirty rows evicted by this plan) ...
+  // `key` (dirty rows evicted by this plan; with lookahead and page_rows
+  // also the dirty unpinned rows on their pages, which stay resident) ...
   std::vector<SlotKey> writebacks;
   // ... then read `key` into `slot` (misses admitted to the cache; also the
   // static policy's initial fill, carried by the first plan) ...
@@ -186,7 +192,9 @@ struct CacheCounters {
   int64_t companions = 0;  // rows fetched because they share a page with a miss
   int64_t bypassed = 0;    // rows read around the cache
   int64_t evictions = 0;
-  int64_t writebacks = 0;
+  int64_t writebacks = 0;  // rows written back (incl. page_writebacks)
+  // dirty rows written back with an evicted row's page, kept resident
+  int64_t page_writebacks = 0;
 };
 
 class CachePlanner {

@@ -55,6 +55,9 @@ struct RowStoreStats {
   int64_t read_requests = 0;   // rows asked for by SubmitRead
   int64_t write_requests = 0;  // rows given to SubmitWrite
   int64_t absent_rows = 0;     // reads that found no row (rocksdb)
+  // Reads answered from the rows' known initial values with no I/O (an
+  // embedding table's rows never written since it was created).
+  int64_t rows_initialized = 0;
   int64_t device_reads = 0;    // I/O operations issued (after coalescing)
   int64_t device_writes = 0;
   int64_t bytes_read = 0;      // device bytes after alignment
@@ -105,6 +108,14 @@ class RowStore {
 
   virtual RowStoreStats stats() const = 0;
   virtual void ResetStats() = 0;
+
+  // Rows per block of this backend's writes when rows tile its blocks
+  // exactly and a write must read a block it does not cover whole (the
+  // disk store with O_DIRECT: read-modify-write): row k lies in block
+  // k / write_block_rows(), and a submission holding every row of a block
+  // writes it without reading it. 0 when no write reads (memory, rocksdb)
+  // or rows do not tile the blocks.
+  virtual int64_t write_block_rows() const { return 0; }
 
   // The rows as one [num_rows, row_width] host tensor when this backend
   // keeps them addressable in this process (memory, mmap), so a reader may

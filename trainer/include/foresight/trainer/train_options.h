@@ -147,8 +147,9 @@ struct TrainOptions {
   int lookahead = 32;
   // Disk store: I/O requests in flight. Default: 64
   int io_depth = 64;
-  // Disk store with the lookahead cache: "on" fetches, with each miss, the
-  // rows on its 4 KiB page that the window needs and the cache admits
+  // Disk store (features, or DLRM tables) with the lookahead cache: "on"
+  // fetches, with each miss, the rows on its 4 KiB page that the window
+  // needs and the cache admits
   // (CacheConfig::page_rows; rows of at most 2 KiB that divide 4096): the
   // same read serves them. "off": only the batch's own rows. Results are
   // the same bits either way. Default: on
