@@ -90,6 +90,8 @@ int64_t SlotRecordBytes(const CacheConfig& config) {
   int64_t bytes = 8 + 4 + 1 + 4;
   // The eviction order's doubly linked SlotList (i32 prev and next).
   if (config.policy != Policy::kStatic) bytes += 8;
+  // Lookahead keeps clean and dirty rows in two lists: a byte names the one.
+  if (config.policy == Policy::kLookahead) bytes += 1;
   return bytes;
 }
 

@@ -147,11 +147,12 @@ int64_t LookaheadIndexBytes(const CacheConfig& config);
 int64_t PlannerIndexBytes(const CacheConfig& config);
 
 // Bytes the planner keeps for each cache slot beside its row: the slot
-// table's key (8), pin count (4), dirty flag (1) and free-stack entry (4),
-// and the eviction list's links (8; lookahead and lru), plus a map entry
-// for the slot's key with sparse keys outside the window index. With rows
-// of tens of bytes (16 f16 features) they cost as much as the row, so a
-// budget pays both.
+// table's key (8), pin count (4), dirty flag (1) and free-stack entry (4);
+// the eviction list's links (8; lookahead and lru) and lookahead's byte
+// naming its clean or dirty list (1). A sparse map's entry for the slot's
+// key is not included (PlannerIndexBytes and the window index count those).
+// With rows of tens of bytes (16 f16 features) the records cost as much as
+// the row, so a budget pays both.
 int64_t SlotRecordBytes(const CacheConfig& config);
 
 struct SlotKey {
