@@ -96,7 +96,7 @@ class DlrmShardedTest : public ::testing::Test {
     o.eval_batch_size = 200;
     o.lr = 0.01f;
     o.weight_decay = 0;
-    o.dropout = 0;  // masks are keyed by row position (refused on several ranks)
+    o.dropout = 0;  // DropoutMasksFollowTheGlobalBatch turns it on
     // SGD: unlike Adagrad and Adam, its update scales with the gradient, so
     // a wrong weighting of a rank's part shows in the losses.
     o.sparse_optimizer = "sgd";
@@ -261,19 +261,27 @@ TEST_F(DlrmShardedTest, ShardCheckpointsResumeOnTheSameRanks) {
   EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "written by 1 rank");
 }
 
-TEST_F(DlrmShardedTest, RefusesWhatRanksCannotReproduce) {
+// Dropout on both MLPs: a rank's part of the batch keys its masks by the
+// samples' rows in the global batch, so every rank count takes the one-rank
+// steps. The masks must matter: the losses differ from those without.
+TEST_F(DlrmShardedTest, DropoutMasksFollowTheGlobalBatch) {
   StatusOr<Communicator*> world = WorldCommunicator();
   ASSERT_OK(world.status());
+  std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
   TrainOptions o = Base();
-  o.dropout = 0.1f;
-  o.epochs = 1;
-  TrainSummary summary;
-  if ((*world)->size() == 1) {
-    // One rank reproduces itself: the dropout several ranks refuse trains.
-    EXPECT_OK(trainer::Train(o, TrainCallbacks(), *world, &summary));
-    return;
+  const TrainedRun without = TrainOn(o, single.get());
+  o.dropout = 0.2f;
+  const TrainedRun reference = TrainOn(o, single.get());
+  ASSERT_OK(reference.status);
+  ASSERT_GE(reference.losses.size(), 50u);
+  ASSERT_EQ(without.losses.size(), reference.losses.size());
+  EXPECT_NE(without.losses[1], reference.losses[1]) << "dropout changed nothing";
+  for (const char* store : {"memory", "disk"}) {
+    o.table_store = store;
+    const std::string what =
+        std::string("dropout 0.2 on ") + store + ", " + std::to_string((*world)->size()) + " ranks";
+    ASSERT_NO_FATAL_FAILURE(ExpectTheStepsOfOneRank(TrainOn(o, *world), reference, what));
   }
-  EXPECT_ERROR_CONTAINS(trainer::Train(o, TrainCallbacks(), *world, &summary), "--dropout 0");
 }
 
 }  // namespace
