@@ -23,45 +23,11 @@
 #include "foresight/datasets/triples.h"
 #include "foresight/storage/npy.h"
 #include "foresight/trainer/trainer.h"
+#include "sharded_test_util.h"
 #include "testing/testing.h"
 
 namespace foresight::trainer {
 namespace {
-
-struct TrainedRun {
-  std::vector<double> losses;
-  TrainSummary summary;
-  Status status;
-};
-
-TrainedRun TrainOn(const TrainOptions& o, Communicator* comm) {
-  TrainedRun run;
-  TrainCallbacks callbacks;
-  callbacks.on_batch = [&](int, int64_t, int64_t, double loss) { run.losses.push_back(loss); };
-  run.status = trainer::Train(o, callbacks, comm, &run.summary);
-  return run;
-}
-
-// A directory every rank of `comm` sees: rank 0's temporary one.
-class SharedDir {
- public:
-  explicit SharedDir(Communicator* comm) : comm_(comm) {
-    Tensor name = Tensor::Zeros({512}, DType::kU8);
-    if (comm->rank() == 0) {
-      own_ = std::make_unique<testing::TempDir>();
-      std::memcpy(name.raw_data(), own_->path().data(), own_->path().size());
-    }
-    EXPECT_OK(comm->Broadcast(&name, 0));
-    path_ = reinterpret_cast<const char*>(name.raw_data());
-  }
-  ~SharedDir() { EXPECT_OK(comm_->Barrier()); }  // every rank is done with it before rank 0 removes it
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  Communicator* comm_;
-  std::unique_ptr<testing::TempDir> own_;
-  std::string path_;
-};
 
 // 60 entities in 6 clusters of 10 and four relations (more relation rows
 // than ranks: each rank owns some): "near" joins members of a cluster,

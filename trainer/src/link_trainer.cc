@@ -79,14 +79,7 @@ class LinkTrainer : public LinkModel {
   // measured), then opens the tables with the cache the plan leaves; with
   // plan_only, writes the plan to `plan_out` and opens nothing.
   Status Open(int64_t baseline_rss, TrainSummary* plan_out) {
-    known_.Add(lt_.train());
-    known_.Add(lt_.val());
-    known_.Add(lt_.test());
-    for (int split = 0; split < 2; ++split) {
-      SplitEvaluation& s = eval_[split];
-      s.candidates = SampleCandidates(o_.seed, static_cast<uint64_t>(split), lt_.num_entities(), o_.eval_negatives);
-      s.filter = QueryFilter::Build(ctx_, known_, split == 0 ? lt_.val() : lt_.test(), s.candidates);
-    }
+    BuildSplitEvaluations(ctx_, lt_, o_.eval_negatives, o_.seed, &known_, eval_);
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingTableOptions eo;
     eo.rows = lt_.num_entities();
