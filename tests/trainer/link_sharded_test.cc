@@ -67,6 +67,15 @@ class LinkShardedTest : public ::testing::Test {
     testing::WriteFile(o.test, test);
     o.output = dir_->File("kg");
     ASSERT_OK(datasets::PreprocessTriples(o, CpuContext()));
+    // One relation: fewer relation rows than ranks.
+    testing::WriteFile(dir_->File("train1.txt"), "e0 near e1\ne1 near e2\ne2 near e3\n");
+    testing::WriteFile(dir_->File("valid1.txt"), "e3 near e0\n");
+    testing::WriteFile(dir_->File("test1.txt"), "e0 near e2\n");
+    o.train = dir_->File("train1.txt");
+    o.val = dir_->File("valid1.txt");
+    o.test = dir_->File("test1.txt");
+    o.output = dir_->File("kg1");
+    ASSERT_OK(datasets::PreprocessTriples(o, CpuContext()));
   }
   static void TearDownTestSuite() { delete dir_; }
 
@@ -251,6 +260,9 @@ TEST_F(LinkShardedTest, RefusesWhatRanksDoNotShard) {
   EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "ranks", "--memory-budget");
   o = Base("sage");  // a GNN encoder: its node table is not sharded
   EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "ranks", "sage encoder");
+  o = Base("distmult");
+  o.dataset = dir_->File("kg1");
+  EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "1 relation rows", "at most 1 ranks");
 }
 
 }  // namespace

@@ -90,6 +90,16 @@ class ShardedLinkTrainer : public LinkModel {
       : o_(o), ctx_(ctx), lt_(lt), scorer_(scorer), comm_(comm), batcher_(lt, o), known_(lt.num_relations()) {}
 
   Status Open() {
+    // Row-wise, every rank owns rows of both tables.
+    const int64_t relation_rows = std::max<int64_t>(lt_.num_relations(), 1) * (o_.reciprocal ? 2 : 1);
+    if (relation_rows < comm_->size() || lt_.num_entities() < comm_->size()) {
+      return Unimplemented("link prediction on " + std::to_string(comm_->size()) + " ranks: " + o_.dataset +
+                           " has " + std::to_string(lt_.num_entities()) + " entity and " +
+                           std::to_string(relation_rows) + " relation rows" +
+                           (o_.reciprocal ? " (with the reverse rows)" : "") +
+                           "; row-wise sharding gives each rank some rows of both, so run on at most " +
+                           std::to_string(std::min(relation_rows, lt_.num_entities())) + " ranks");
+    }
     BuildSplitEvaluations(ctx_, lt_, o_.eval_negatives, o_.seed, &known_, eval_);
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingBagCollectionOptions eo;
@@ -116,7 +126,7 @@ class ShardedLinkTrainer : public LinkModel {
     }
     FS_ASSIGN_OR_RETURN(entities_, embed::ShardedEmbeddingBags::Open(eo, embed::ShardingKind::kRow, comm_));
     embed::EmbeddingBagCollectionOptions ro = eo;
-    ro.table_rows = {std::max<int64_t>(lt_.num_relations(), 1) * (o_.reciprocal ? 2 : 1)};
+    ro.table_rows = {relation_rows};
     ro.init.seed = Mix64(o_.seed ^ kRelationSeedStream);
     ro.store = storage::RowStoreOptions();
     ro.store.create = true;
