@@ -187,44 +187,13 @@ TEST_F(DlrmShardedTest, ShardCheckpointsResumeOnTheSameRanks) {
     }
   }
 
-  o.checkpoint_dir = shared.File("resumed");
-  o.epochs = 1;
-  const TrainedRun first = TrainOn(o, *world);
-  ASSERT_OK(first.status);
-  o.epochs = 2;
-  o.resume = true;
-  const TrainedRun second = TrainOn(o, *world);
-  ASSERT_OK(second.status);
-  ASSERT_EQ(first.losses.size() + second.losses.size(), full.losses.size());
-  for (size_t i = 0; i < second.losses.size(); ++i) {
-    EXPECT_EQ(second.losses[i], full.losses[first.losses.size() + i]) << "step " << first.losses.size() + i;
-  }
-  EXPECT_EQ(second.summary.best_val_auc, full.summary.best_val_auc);
-  EXPECT_EQ(second.summary.test_auc, full.summary.test_auc);
-  EXPECT_EQ(second.summary.test_logloss, full.summary.test_logloss);
-
-  if (ranks == 1) return;
-  // Another rank count: refused, naming the count it was written by.
-  if ((*world)->rank() == 0) {
-    o.epochs = 3;
-    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
-    const Status other = TrainOn(o, single.get()).status;
-    EXPECT_ERROR_CONTAINS(other, "written by " + std::to_string(ranks) + " ranks");
-    EXPECT_ERROR_CONTAINS(other, "mpirun -np " + std::to_string(ranks));
-  }
-  ASSERT_OK((*world)->Barrier());
-  // A one-rank checkpoint is refused on several ranks.
-  o.checkpoint_dir = shared.File("one");
-  o.epochs = 1;
-  o.resume = false;
-  if ((*world)->rank() == 0) {
-    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
-    ASSERT_OK(TrainOn(o, single.get()).status);
-  }
-  ASSERT_OK((*world)->Barrier());
-  o.epochs = 2;
-  o.resume = true;
-  EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "written by 1 rank");
+  o.checkpoint_dir.clear();
+  ExpectShardsResumeOnTheSameRanks(o, full, /*first_epochs=*/1, *world, shared,
+                                   [](const TrainSummary& resumed, const TrainSummary& uninterrupted) {
+                                     EXPECT_EQ(resumed.best_val_auc, uninterrupted.best_val_auc);
+                                     EXPECT_EQ(resumed.test_auc, uninterrupted.test_auc);
+                                     EXPECT_EQ(resumed.test_logloss, uninterrupted.test_logloss);
+                                   });
 }
 
 // Dropout on both MLPs: a rank's part of the batch keys its masks by the

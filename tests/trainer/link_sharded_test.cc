@@ -207,44 +207,13 @@ TEST_F(LinkShardedTest, ShardCheckpointsResumeOnTheSameRanksAndExportGathersTheR
   ASSERT_OK((*world)->Barrier());
 
   o.export_dir.clear();
-  o.checkpoint_dir = shared.File("resumed");
-  o.epochs = 2;
-  const TrainedRun first = TrainOn(o, *world);
-  ASSERT_OK(first.status);
-  o.epochs = 4;
-  o.resume = true;
-  const TrainedRun second = TrainOn(o, *world);
-  ASSERT_OK(second.status);
-  ASSERT_EQ(first.losses.size() + second.losses.size(), full.losses.size());
-  for (size_t i = 0; i < second.losses.size(); ++i) {
-    EXPECT_EQ(second.losses[i], full.losses[first.losses.size() + i]) << "step " << first.losses.size() + i;
-  }
-  EXPECT_EQ(second.summary.best_val_mrr, full.summary.best_val_mrr);
-  EXPECT_EQ(second.summary.test_mrr, full.summary.test_mrr);
-  EXPECT_EQ(second.summary.test_hits10, full.summary.test_hits10);
-
-  if (ranks == 1) return;
-  // Another rank count: refused, naming the count it was written by.
-  if ((*world)->rank() == 0) {
-    o.epochs = 5;
-    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
-    const Status other = TrainOn(o, single.get()).status;
-    EXPECT_ERROR_CONTAINS(other, "written by " + std::to_string(ranks) + " ranks");
-    EXPECT_ERROR_CONTAINS(other, "mpirun -np " + std::to_string(ranks));
-  }
-  ASSERT_OK((*world)->Barrier());
-  // A one-rank checkpoint is refused on several ranks.
-  o.checkpoint_dir = shared.File("one");
-  o.epochs = 1;
-  o.resume = false;
-  if ((*world)->rank() == 0) {
-    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
-    ASSERT_OK(TrainOn(o, single.get()).status);
-  }
-  ASSERT_OK((*world)->Barrier());
-  o.epochs = 2;
-  o.resume = true;
-  EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "written by 1 rank");
+  o.checkpoint_dir.clear();
+  ExpectShardsResumeOnTheSameRanks(o, full, /*first_epochs=*/2, *world, shared,
+                                   [](const TrainSummary& resumed, const TrainSummary& uninterrupted) {
+                                     EXPECT_EQ(resumed.best_val_mrr, uninterrupted.best_val_mrr);
+                                     EXPECT_EQ(resumed.test_mrr, uninterrupted.test_mrr);
+                                     EXPECT_EQ(resumed.test_hits10, uninterrupted.test_hits10);
+                                   });
 }
 
 TEST_F(LinkShardedTest, RefusesWhatRanksDoNotShard) {
