@@ -1,5 +1,7 @@
 #include "foresight/autograd/functional.h"
 
+#include "foresight/autograd/keyed_dropout.h"
+#include "foresight/kernels/keyed_dropout.h"
 #include "internal.h"
 
 namespace foresight::autograd {
@@ -110,7 +112,9 @@ StatusOr<Var> Relu(Tape& tape, const Var& x) { return Activation(tape, kernels::
 
 StatusOr<Var> Elu(Tape& tape, const Var& x) { return Activation(tape, kernels::Activation::kElu, 1.0f, x); }
 
-StatusOr<Var> Dropout(Tape& tape, const Var& x, float p) {
+StatusOr<Var> Dropout(Tape& tape, const Var& x, float p) { return Dropout(tape, x, p, Tensor()); }
+
+StatusOr<Var> Dropout(Tape& tape, const Var& x, float p, const Tensor& row_ids) {
   if (!(p >= 0.0f && p < 1.0f)) return InvalidArgument("Dropout: p must be in [0, 1), got " + std::to_string(p));
   if (!x.defined()) return InvalidArgument("Dropout: input is undefined");
   if (!tape.training() || p == 0.0f) return x;
@@ -118,7 +122,15 @@ StatusOr<Var> Dropout(Tape& tape, const Var& x, float p) {
   const Device device = x.value().device();
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, x.shape()));
   FS_ASSIGN_OR_RETURN(Tensor mask, Tensor::EmptyOn(device, x.shape(), DType::kU8));
-  FS_RETURN_IF_ERROR(kernels::Dropout(ctx, p, x.value(), &y, &mask));
+  if (row_ids.defined()) {
+    Tensor ids = row_ids;
+    if (ids.device() != device) {
+      FS_ASSIGN_OR_RETURN(ids, ids.To(device));
+    }
+    FS_RETURN_IF_ERROR(kernels::DropoutRows(ctx, p, x.value(), ids, &y, &mask));
+  } else {
+    FS_RETURN_IF_ERROR(kernels::Dropout(ctx, p, x.value(), &y, &mask));
+  }
   return tape.RecordGrad({x}, y, [x, p, mask](const ExecContext& ctx, const Tensor& gy) -> Status {
     return AccumulateWith(ctx, x, [&](Tensor* gx) { return kernels::DropoutBackward(ctx, p, mask, gy, gx); });
   });

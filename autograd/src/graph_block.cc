@@ -1,11 +1,18 @@
 #include "foresight/autograd/graph_block.h"
 
+#include <algorithm>
+
 #include "foresight/kernels/ops.h"
 
 namespace foresight::autograd {
 
 GraphBlock::GraphBlock(kernels::Csr csr, kernels::Csr gcn_normalized)
     : csr_(std::move(csr)), gcn_(std::make_unique<GraphBlock>(std::move(gcn_normalized))) {}
+
+Tensor GraphBlock::SourceIds(int64_t n) const {
+  if (!src_ids_.defined()) return Tensor();
+  return src_ids_.Slice(0, 0, std::min(n, src_ids_.size(0)));  // a shorter one is refused by its user
+}
 
 StatusOr<const GraphBlock::Transposed*> GraphBlock::Transpose(const ExecContext& ctx) {
   if (transposed_ == nullptr) {

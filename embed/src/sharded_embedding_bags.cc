@@ -1,5 +1,6 @@
 #include "foresight/embed/sharded_embedding_bags.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -74,11 +75,31 @@ Status ShardedEmbeddingBags::Exchange(const Tensor& send, const std::vector<int6
 }
 
 Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, int64_t global_batch) {
+  if (global_batch < 1) {
+    return InvalidArgument("ShardedEmbeddingBags::Enqueue: a global batch of " + std::to_string(global_batch));
+  }
+  std::vector<int64_t> parts;
+  for (int r = 0; r < comm_->size(); ++r) parts.push_back(RankPartSize(global_batch, r, comm_->size()));
+  return Enqueue(ids, offsets, std::move(parts));
+}
+
+Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, std::vector<int64_t> parts) {
   const char* op = "ShardedEmbeddingBags::Enqueue";
   const int ranks = comm_->size();
   const int64_t tables = num_tables();
-  const int64_t b = PartOf(global_batch, comm_->rank());
-  if (global_batch < 1) return InvalidArgument(std::string(op) + ": a global batch of " + std::to_string(global_batch));
+  if (static_cast<int>(parts.size()) != ranks) {
+    return InvalidArgument(std::string(op) + ": " + std::to_string(parts.size()) + " parts for " +
+                           std::to_string(ranks) + " ranks");
+  }
+  Batch batch;
+  int64_t global_batch = 0;
+  for (int64_t p : parts) {
+    if (p < 0) return InvalidArgument(std::string(op) + ": a part of " + std::to_string(p) + " samples");
+    batch.begins.push_back(global_batch);
+    global_batch += p;
+  }
+  const int64_t b = parts[static_cast<size_t>(comm_->rank())];
+  const auto part_of = [&parts](int r) { return parts[static_cast<size_t>(r)]; };
   if (!ids.defined() || (ids.dtype() != DType::kI32 && ids.dtype() != DType::kI64) || ids.dim() != 1 ||
       !ids.is_contiguous() || !ids.device().is_cpu()) {
     return InvalidArgument(std::string(op) + ": ids must be a contiguous 1-D i32 or i64 host tensor, got " +
@@ -125,8 +146,8 @@ Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, i
       }
     }
   }
-  Batch batch;
   batch.global_batch = global_batch;
+  batch.parts = parts;
   for (const auto& l : lengths) {
     batch.sent.emplace_back(l.size());
     for (size_t i = 0; i < l.size(); ++i) batch.sent.back()[i] = l[i] > 0 ? 1 : 0;
@@ -142,9 +163,9 @@ Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, i
   std::vector<int64_t> length_at(static_cast<size_t>(ranks)), id_at(static_cast<size_t>(ranks));
   int64_t la = 0, ia = 0;
   for (int r = 0; r < ranks; ++r) {
-    if (recv_counts[r] != shard_tables * PartOf(global_batch, r)) {
+    if (recv_counts[r] != shard_tables * part_of(r)) {
       return Internal(std::string(op) + ": rank " + std::to_string(r) + " sent " + std::to_string(recv_counts[r]) +
-                      " bag lengths, expected " + std::to_string(shard_tables * PartOf(global_batch, r)) +
+                      " bag lengths, expected " + std::to_string(shard_tables * part_of(r)) +
                       " (do all ranks enqueue the same global batch?)");
     }
     length_at[r] = la;
@@ -163,7 +184,7 @@ Status ShardedEmbeddingBags::Enqueue(const Tensor& ids, const Tensor& offsets, i
   batch.held.resize(static_cast<size_t>(shard_tables * global_batch));
   for (int64_t t = 0; t < shard_tables; ++t) {
     for (int r = 0; r < ranks; ++r) {
-      const int64_t part = PartOf(global_batch, r);
+      const int64_t part = part_of(r);
       for (int64_t s = 0; s < part; ++s) {
         const int64_t l = len[length_at[r] + t * part + s];
         if (l < 0 || id_at[r] + l > ia) {
@@ -201,7 +222,7 @@ Status ShardedEmbeddingBags::Forward(const ExecContext& ctx, Tensor* out) {
   float* dst = send.data<float>();
   const float* p = pooled.data<float>();
   for (int r = 0; r < ranks; ++r) {
-    const int64_t begin = RankPartBegin(global_batch, r, ranks), part = PartOf(global_batch, r);
+    const int64_t begin = current_.begins[static_cast<size_t>(r)], part = current_.parts[static_cast<size_t>(r)];
     for (int64_t s = begin; s < begin + part; ++s) {
       for (int64_t k = 0; k < shard_tables; ++k) {
         if (!current_.held[k * global_batch + s]) continue;
@@ -214,7 +235,7 @@ Status ShardedEmbeddingBags::Forward(const ExecContext& ctx, Tensor* out) {
   Tensor got;
   FS_RETURN_IF_ERROR(Exchange(send, counts, &got, &recv_counts));
 
-  const int64_t b = PartOf(global_batch, rank), tables = num_tables();
+  const int64_t b = current_.parts[static_cast<size_t>(rank)], tables = num_tables();
   *out = Tensor::Zeros({b, tables * d}, DType::kF32);
   float* o = out->data<float>();
   const float* g = got.data<float>();
@@ -251,7 +272,7 @@ Status ShardedEmbeddingBags::BackwardUpdate(const ExecContext& ctx, const kernel
   const Batch batch = std::move(current_);
   current_ = Batch();
   const int64_t global_batch = batch.global_batch;
-  const int64_t b = PartOf(global_batch, rank), tables = num_tables(), d = dim();
+  const int64_t b = batch.parts[static_cast<size_t>(rank)], tables = num_tables(), d = dim();
   if (!grad_out.defined() || grad_out.dtype() != DType::kF32 || !grad_out.is_contiguous() || grad_out.dim() != 2 ||
       grad_out.size(0) != b || grad_out.size(1) != tables * d) {
     return InvalidArgument("ShardedEmbeddingBags::BackwardUpdate: grad_out must be contiguous f32 [" +
@@ -298,6 +319,60 @@ Status ShardedEmbeddingBags::BackwardUpdate(const ExecContext& ctx, const kernel
     return Internal("ShardedEmbeddingBags::BackwardUpdate: the gradient rows received do not match the bags");
   }
   return shard_->BackwardUpdate(ctx, config, grad);
+}
+
+Status ShardedEmbeddingBags::ReadRows(int64_t table, const std::vector<int64_t>& ids, float* out) {
+  const char* op = "ShardedEmbeddingBags::ReadRows";
+  const int ranks = comm_->size(), rank = comm_->rank();
+  if (table < 0 || table >= num_tables()) {
+    return OutOfRange(std::string(op) + ": table " + std::to_string(table) + " of " + std::to_string(num_tables()));
+  }
+  const int64_t rows = sharding_.table_rows()[static_cast<size_t>(table)], d = dim();
+  // Each owner's local ids, in the order asked; where each answer goes.
+  std::vector<std::vector<int64_t>> asked(static_cast<size_t>(ranks));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int64_t id = ids[i];
+    if (id < 0 || id >= rows) {
+      return OutOfRange(std::string(op) + ": ids[" + std::to_string(i) + "] = " + std::to_string(id) +
+                        " is out of table " + std::to_string(table) + "'s range [0, " + std::to_string(rows) + ")");
+    }
+    asked[static_cast<size_t>(sharding_.Owner(table, id))].push_back(sharding_.LocalId(id));
+  }
+  std::vector<int64_t> counts, recv_counts;
+  Tensor got;
+  FS_RETURN_IF_ERROR(Exchange(Concat(asked, &counts), counts, &got, &recv_counts));
+  // This shard's answers: the rows (all of their floats) read from its
+  // table, the embedding's dim floats sent back.
+  std::vector<int64_t> keys(static_cast<size_t>(got.numel()));
+  const std::vector<int64_t>& mine = sharding_.TablesOf(rank);
+  const auto local_table = std::find(mine.begin(), mine.end(), table);
+  if (!keys.empty() && local_table == mine.end()) {
+    return Internal(std::string(op) + ": asked for rows of table " + std::to_string(table) + " which rank " +
+                    std::to_string(rank) + " does not hold");
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = shard_->Key(local_table - mine.begin(), got.data<int64_t>()[i]);
+  }
+  const int64_t width = shard_->layout().row_width();
+  std::vector<float> full(keys.size() * static_cast<size_t>(width));
+  if (!keys.empty()) FS_RETURN_IF_ERROR(shard_->table()->ReadRows(keys, full.data()));
+  Tensor send = Tensor::Empty({static_cast<int64_t>(keys.size()), d}, DType::kF32);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::memcpy(send.data<float>() + static_cast<int64_t>(i) * d, full.data() + static_cast<int64_t>(i) * width,
+                static_cast<size_t>(d) * sizeof(float));
+  }
+  Tensor rows_back;
+  std::vector<int64_t> back_counts;
+  FS_RETURN_IF_ERROR(Exchange(send, recv_counts, &rows_back, &back_counts));
+  // The answers in the order asked: each owner's in its request's order.
+  std::vector<int64_t> at(static_cast<size_t>(ranks), 0);
+  for (int r = 1; r < ranks; ++r) at[static_cast<size_t>(r)] = at[static_cast<size_t>(r - 1)] + back_counts[r - 1];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int o = sharding_.Owner(table, ids[i]);
+    std::memcpy(out + static_cast<int64_t>(i) * d, rows_back.data<float>() + at[static_cast<size_t>(o)]++ * d,
+                static_cast<size_t>(d) * sizeof(float));
+  }
+  return Status::OK();
 }
 
 }  // namespace foresight::embed

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "cpu/cpu_ops.h"
 #include "cuda/cuda_ops.h"
+#include "keyed_dropout_ops.h"
 
 namespace foresight::kernels {
 
@@ -36,6 +37,42 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
   FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {out, mask}, "Dropout"));
   if (x.device().is_cpu()) return cpu::Dropout(ctx, p, x, out, mask);
   return cuda::Dropout(ctx, p, x, out, mask);
+}
+
+Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
+                   Tensor* mask) {
+  FS_RETURN_IF_ERROR(CheckP("DropoutRows", p));
+  FS_RETURN_IF_ERROR(internal::CheckF32(x, "DropoutRows: x"));
+  if (x.dim() < 1) return InvalidArgument("DropoutRows: x must have rows, got " + x.ToString());
+  FS_RETURN_IF_ERROR(CheckDType(row_ids, DType::kI64, "DropoutRows: row_ids"));
+  FS_RETURN_IF_ERROR(CheckContiguous(row_ids, "DropoutRows: row_ids"));
+  if (row_ids.dim() != 1 || row_ids.size(0) != x.size(0)) {
+    return InvalidArgument("DropoutRows: row_ids must be 1-D with one id per row of x " + ShapeToString(x.shape()) +
+                           ", got " + row_ids.ToString());
+  }
+  FS_RETURN_IF_ERROR(internal::CheckOutput(out, x.shape(), DType::kF32, "DropoutRows: out"));
+  if (mask != nullptr) FS_RETURN_IF_ERROR(CheckMask("DropoutRows", *mask, x.numel()));
+  FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {&row_ids, out, mask}, "DropoutRows"));
+  if (x.numel() == 0) return Status::OK();
+  if (x.device().is_cpu()) return cpu::DropoutRows(ctx, p, x, row_ids, out, mask);
+  return cuda::DropoutRows(ctx, p, x, row_ids, out, mask);
+}
+
+Status DropoutEdgeKeys(const ExecContext& ctx, const Csr& csr, const Tensor& src_ids, Tensor* keys) {
+  FS_RETURN_IF_ERROR(internal::CheckCsrShape(csr, "DropoutEdgeKeys: csr"));
+  if (keys == nullptr) return InvalidArgument("DropoutEdgeKeys: keys is null");
+  FS_RETURN_IF_ERROR(CheckDType(src_ids, DType::kI64, "DropoutEdgeKeys: src_ids"));
+  FS_RETURN_IF_ERROR(CheckContiguous(src_ids, "DropoutEdgeKeys: src_ids"));
+  if (src_ids.dim() != 1 || src_ids.size(0) < csr.num_src || csr.num_dst() > csr.num_src) {
+    return InvalidArgument("DropoutEdgeKeys: src_ids " + src_ids.ToString() + " must give an id to each of the " +
+                           std::to_string(csr.num_src) + " sources of a block with " +
+                           std::to_string(csr.num_dst()) + " destinations");
+  }
+  FS_RETURN_IF_ERROR(internal::CheckOnDevice(csr.device(), {&src_ids}, "DropoutEdgeKeys"));
+  FS_ASSIGN_OR_RETURN(*keys, Tensor::EmptyOn(csr.device(), {csr.num_edges()}, DType::kI64));
+  if (csr.num_edges() == 0) return Status::OK();
+  if (csr.device().is_cpu()) return cpu::DropoutEdgeKeys(ctx, csr, src_ids, keys);
+  return cuda::DropoutEdgeKeys(ctx, csr, src_ids, keys);
 }
 
 Status DropoutBackward(const ExecContext& ctx, float p, const Tensor& mask, const Tensor& grad_out,

@@ -2,6 +2,7 @@
 // message (a CUDA tensor cannot exist in such a build, but the dispatch
 // stays one switch with no #ifdef).
 #include "cuda/cuda_ops.h"
+#include "keyed_dropout_ops.h"
 #include "no_cuda_refusal.h"
 
 namespace foresight::kernels::cuda {
@@ -104,6 +105,14 @@ Status ActivateBackward(const ExecContext&, Activation, float, const Tensor&, co
 
 Status Dropout(const ExecContext&, float, const Tensor&, Tensor*, Tensor*) {
   return NoCuda("Dropout");
+}
+
+Status DropoutRows(const ExecContext&, float, const Tensor&, const Tensor&, Tensor*, Tensor*) {
+  return NoCuda("DropoutRows");
+}
+
+Status DropoutEdgeKeys(const ExecContext&, const Csr&, const Tensor&, Tensor*) {
+  return NoCuda("DropoutEdgeKeys");
 }
 
 Status DropoutBackward(const ExecContext&, float, const Tensor&, const Tensor&, Tensor*) {

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "foresight/kernels/ops.h"
+#include "foresight/kernels/keyed_dropout.h"
 #include "kernel_test_util.h"
 
 namespace foresight::kernels::backend {
@@ -330,6 +331,41 @@ std::vector<Case> DropoutCases() {
       };
       cases.push_back(c);
     }
+  }
+  // Keyed by row (ids in any order, far apart, repeated) and by edge.
+  for (const int64_t cols : {int64_t{1}, int64_t{37}, int64_t{256}}) {
+    Case c;
+    c.name = "DropoutRows + backward cols" + std::to_string(cols);
+    const int64_t rows = 301;
+    Tensor ids = Tensor::Empty({rows}, DType::kI64);
+    for (int64_t r = 0; r < rows; ++r) {
+      ids.data<int64_t>()[r] = (r * 7919 + 13) % 100003 + (r % 5 == 0 ? 1000000007 : 0);
+    }
+    c.inputs = {RandomF32({rows, cols}, 73), RandomF32({rows, cols}, 74), ids};
+    c.run = [](const ExecContext& ctx0, Tensors& in) -> StatusOr<Tensors> {
+      const ExecContext ctx = ctx0.WithRng(RngKey::FromSeed(98));
+      FS_ASSIGN_OR_RETURN(Tensor out, Out(ctx, in[0].shape()));
+      FS_ASSIGN_OR_RETURN(Tensor mask, Out(ctx, {in[0].numel()}, DType::kU8));
+      FS_ASSIGN_OR_RETURN(Tensor gx, Out(ctx, in[0].shape()));
+      FS_RETURN_IF_ERROR(DropoutRows(ctx, 0.4f, in[0], in[2], &out, &mask));
+      FS_RETURN_IF_ERROR(DropoutBackward(ctx, 0.4f, mask, in[1], &gx));
+      return Tensors{out, mask, gx};
+    };
+    cases.push_back(c);
+  }
+  for (const DType idx : {DType::kI32, DType::kI64}) {
+    const int64_t num_dst = 90, num_src = 200;
+    Case c;
+    c.name = std::string("DropoutEdgeKeys ") + DTypeName(idx);
+    Tensor ids = Tensor::Empty({num_src}, DType::kI64);
+    for (int64_t v = 0; v < num_src; ++v) ids.data<int64_t>()[v] = v * 104729 + 3;
+    c.inputs = Concat(Graph(num_dst, num_src, 8, 75, idx, false, 76), {ids});
+    c.run = [=](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
+      Tensor keys;
+      FS_RETURN_IF_ERROR(DropoutEdgeKeys(ctx, CsrOf(in, 0, num_src), in[3], &keys));
+      return Tensors{keys};
+    };
+    cases.push_back(c);
   }
   return cases;
 }

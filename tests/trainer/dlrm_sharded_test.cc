@@ -25,45 +25,11 @@
 #include "foresight/storage/npy.h"
 #include "foresight/trainer/inference.h"
 #include "foresight/trainer/trainer.h"
+#include "sharded_test_util.h"
 #include "testing/testing.h"
 
 namespace foresight::trainer {
 namespace {
-
-struct TrainedRun {
-  std::vector<double> losses;
-  TrainSummary summary;
-  Status status;
-};
-
-TrainedRun TrainOn(const TrainOptions& o, Communicator* comm) {
-  TrainedRun run;
-  TrainCallbacks callbacks;
-  callbacks.on_batch = [&](int, int64_t, int64_t, double loss) { run.losses.push_back(loss); };
-  run.status = trainer::Train(o, callbacks, comm, &run.summary);
-  return run;
-}
-
-// A directory every rank of `comm` sees: rank 0's temporary one.
-class SharedDir {
- public:
-  explicit SharedDir(Communicator* comm) : comm_(comm) {
-    Tensor name = Tensor::Zeros({512}, DType::kU8);
-    if (comm->rank() == 0) {
-      own_ = std::make_unique<testing::TempDir>();
-      std::memcpy(name.raw_data(), own_->path().data(), own_->path().size());
-    }
-    EXPECT_OK(comm->Broadcast(&name, 0));
-    path_ = reinterpret_cast<const char*>(name.raw_data());
-  }
-  ~SharedDir() { EXPECT_OK(comm_->Barrier()); }  // every rank is done with it before rank 0 removes it
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  Communicator* comm_;
-  std::unique_ptr<testing::TempDir> own_;
-  std::string path_;
-};
 
 class DlrmShardedTest : public ::testing::Test {
  protected:
@@ -96,7 +62,7 @@ class DlrmShardedTest : public ::testing::Test {
     o.eval_batch_size = 200;
     o.lr = 0.01f;
     o.weight_decay = 0;
-    o.dropout = 0;  // masks are keyed by row position (refused on several ranks)
+    o.dropout = 0;  // DropoutMasksFollowTheGlobalBatch turns it on
     // SGD: unlike Adagrad and Adam, its update scales with the gradient, so
     // a wrong weighting of a rank's part shows in the losses.
     o.sparse_optimizer = "sgd";
@@ -221,59 +187,36 @@ TEST_F(DlrmShardedTest, ShardCheckpointsResumeOnTheSameRanks) {
     }
   }
 
-  o.checkpoint_dir = shared.File("resumed");
-  o.epochs = 1;
-  const TrainedRun first = TrainOn(o, *world);
-  ASSERT_OK(first.status);
-  o.epochs = 2;
-  o.resume = true;
-  const TrainedRun second = TrainOn(o, *world);
-  ASSERT_OK(second.status);
-  ASSERT_EQ(first.losses.size() + second.losses.size(), full.losses.size());
-  for (size_t i = 0; i < second.losses.size(); ++i) {
-    EXPECT_EQ(second.losses[i], full.losses[first.losses.size() + i]) << "step " << first.losses.size() + i;
-  }
-  EXPECT_EQ(second.summary.best_val_auc, full.summary.best_val_auc);
-  EXPECT_EQ(second.summary.test_auc, full.summary.test_auc);
-  EXPECT_EQ(second.summary.test_logloss, full.summary.test_logloss);
-
-  if (ranks == 1) return;
-  // Another rank count: refused, naming the count it was written by.
-  if ((*world)->rank() == 0) {
-    o.epochs = 3;
-    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
-    const Status other = TrainOn(o, single.get()).status;
-    EXPECT_ERROR_CONTAINS(other, "written by " + std::to_string(ranks) + " ranks");
-    EXPECT_ERROR_CONTAINS(other, "mpirun -np " + std::to_string(ranks));
-  }
-  ASSERT_OK((*world)->Barrier());
-  // A one-rank checkpoint is refused on several ranks.
-  o.checkpoint_dir = shared.File("one");
-  o.epochs = 1;
-  o.resume = false;
-  if ((*world)->rank() == 0) {
-    std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
-    ASSERT_OK(TrainOn(o, single.get()).status);
-  }
-  ASSERT_OK((*world)->Barrier());
-  o.epochs = 2;
-  o.resume = true;
-  EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "written by 1 rank");
+  o.checkpoint_dir.clear();
+  ExpectShardsResumeOnTheSameRanks(o, full, /*first_epochs=*/1, *world, shared,
+                                   [](const TrainSummary& resumed, const TrainSummary& uninterrupted) {
+                                     EXPECT_EQ(resumed.best_val_auc, uninterrupted.best_val_auc);
+                                     EXPECT_EQ(resumed.test_auc, uninterrupted.test_auc);
+                                     EXPECT_EQ(resumed.test_logloss, uninterrupted.test_logloss);
+                                   });
 }
 
-TEST_F(DlrmShardedTest, RefusesWhatRanksCannotReproduce) {
+// Dropout on both MLPs: a rank's part of the batch keys its masks by the
+// samples' rows in the global batch, so every rank count takes the one-rank
+// steps. The masks must matter: the losses differ from those without.
+TEST_F(DlrmShardedTest, DropoutMasksFollowTheGlobalBatch) {
   StatusOr<Communicator*> world = WorldCommunicator();
   ASSERT_OK(world.status());
+  std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
   TrainOptions o = Base();
-  o.dropout = 0.1f;
-  o.epochs = 1;
-  TrainSummary summary;
-  if ((*world)->size() == 1) {
-    // One rank reproduces itself: the dropout several ranks refuse trains.
-    EXPECT_OK(trainer::Train(o, TrainCallbacks(), *world, &summary));
-    return;
+  const TrainedRun without = TrainOn(o, single.get());
+  o.dropout = 0.2f;
+  const TrainedRun reference = TrainOn(o, single.get());
+  ASSERT_OK(reference.status);
+  ASSERT_GE(reference.losses.size(), 50u);
+  ASSERT_EQ(without.losses.size(), reference.losses.size());
+  EXPECT_NE(without.losses[1], reference.losses[1]) << "dropout changed nothing";
+  for (const char* store : {"memory", "disk"}) {
+    o.table_store = store;
+    const std::string what =
+        std::string("dropout 0.2 on ") + store + ", " + std::to_string((*world)->size()) + " ranks";
+    ASSERT_NO_FATAL_FAILURE(ExpectTheStepsOfOneRank(TrainOn(o, *world), reference, what));
   }
-  EXPECT_ERROR_CONTAINS(trainer::Train(o, TrainCallbacks(), *world, &summary), "--dropout 0");
 }
 
 }  // namespace

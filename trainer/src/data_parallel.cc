@@ -16,12 +16,6 @@ Status CheckDataParallel(const TrainOptions& o, int ranks) {
     return Unimplemented(prefix + "full_graph takes one step over the whole graph; data-parallel training splits "
                                   "mini-batches (leave out --full-graph)");
   }
-  if (o.dropout > 0) {
-    // Masks are drawn by element position in the batch's activations,
-    // which a rank's part does not share with the one-rank batch.
-    return Unimplemented(prefix + "dropout masks are keyed by row position in the batch, so a rank's part would "
-                                  "draw other masks than the one-rank batch; use --dropout 0");
-  }
   if (o.node_features != "file" && o.node_features != "degree") {
     return Unimplemented(prefix + "node_features " + o.node_features +
                          " trains an input table that is not yet shared between ranks; use file or degree");

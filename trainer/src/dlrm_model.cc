@@ -4,6 +4,7 @@
 #include <string>
 
 #include "foresight/autograd/functional.h"
+#include "foresight/autograd/keyed_dropout.h"
 
 namespace foresight::trainer::internal {
 
@@ -34,19 +35,27 @@ DlrmModel::DlrmModel(const DlrmConfig& config) : config_(config) {
 }
 
 StatusOr<autograd::Var> DlrmModel::Forward(autograd::Tape& tape, const autograd::Var& dense,
-                                           const autograd::Var& emb) {
+                                           const autograd::Var& emb, int64_t first_row) {
+  // Global rows first_row..: at 0 the masks are those of plain Dropout.
+  Tensor rows;
+  if (tape.training() && config_.dropout > 0.0f) {
+    const int64_t n = dense.shape()[0];
+    rows = Tensor::Empty({n}, DType::kI64);
+    int64_t* r = rows.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) r[i] = first_row + i;
+  }
   autograd::Var h = dense;
   for (autograd::Linear* layer : bottom_) {
     FS_ASSIGN_OR_RETURN(h, layer->Forward(tape, h));
     FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
-    FS_ASSIGN_OR_RETURN(h, autograd::Dropout(tape, h, config_.dropout));
+    FS_ASSIGN_OR_RETURN(h, autograd::Dropout(tape, h, config_.dropout, rows));
   }
   FS_ASSIGN_OR_RETURN(h, autograd::FeatureInteraction(tape, config_.interaction, config_.num_tables, h, emb));
   for (size_t i = 0; i < top_.size(); ++i) {
     FS_ASSIGN_OR_RETURN(h, top_[i]->Forward(tape, h));
     if (i + 1 == top_.size()) break;  // the logit
     FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
-    FS_ASSIGN_OR_RETURN(h, autograd::Dropout(tape, h, config_.dropout));
+    FS_ASSIGN_OR_RETURN(h, autograd::Dropout(tape, h, config_.dropout, rows));
   }
   return h;
 }

@@ -32,8 +32,11 @@ class DlrmModel : public autograd::Module {
   explicit DlrmModel(const DlrmConfig& config);
   const DlrmConfig& config() const { return config_; }
   // dense [B, num_dense], emb [B, num_tables * embedding_dim] (the pooled
-  // tables) -> logits [B, 1].
-  StatusOr<autograd::Var> Forward(autograd::Tape& tape, const autograd::Var& dense, const autograd::Var& emb);
+  // tables) -> logits [B, 1]. The B samples are rows first_row.. of the
+  // global batch (a rank's part): dropout keys its masks by that global
+  // row, so the parts of several ranks draw the one-rank batch's masks.
+  StatusOr<autograd::Var> Forward(autograd::Tape& tape, const autograd::Var& dense, const autograd::Var& emb,
+                                  int64_t first_row = 0);
 
  private:
   DlrmConfig config_;

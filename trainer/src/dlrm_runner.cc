@@ -234,7 +234,8 @@ Status DlrmTrainer::TrainShardedBatch(const Inflight& b) {
   if (n > 0) {
     autograd::Tape tape(ctx_.WithRng(StepKey(o_.seed, b.item.epoch, b.item.batch)), /*training=*/true);
     autograd::Var emb(pooled, /*requires_grad=*/true);
-    FS_ASSIGN_OR_RETURN(autograd::Var logits, model_->Forward(tape, autograd::Var(b.batch.dense), emb));
+    const int64_t first_row = embed::RankPartBegin(global, comm_->rank(), ranks_);
+    FS_ASSIGN_OR_RETURN(autograd::Var logits, model_->Forward(tape, autograd::Var(b.batch.dense), emb, first_row));
     FS_ASSIGN_OR_RETURN(autograd::Var loss, autograd::BceWithLogitsLoss(tape, logits, b.batch.targets));
     result.loss = loss.value().data<float>()[0];
     result.counted = n;
@@ -502,12 +503,6 @@ Status DlrmTrainer::Run(TrainSummary* out) {
       }
     }
     FS_RETURN_IF_ERROR(AllRanksOk(comm_, s, "opening the checkpoint directory " + o_.checkpoint_dir));
-  }
-  if (ranks_ > 1 && o_.dropout > 0) {
-    // As for data-parallel GNNs (CheckDataParallel).
-    return Unimplemented("training on " + std::to_string(ranks_) +
-                         " ranks: dropout masks are keyed by row position in the batch, so a rank's part would "
-                         "draw other masks than the one-rank batch; use --dropout 0");
   }
   baseline_rss_ = CurrentRssBytes();
   FS_RETURN_IF_ERROR(OpenData());

@@ -27,6 +27,10 @@ struct LinkBatch {
   int64_t chunk = 0;   // C
   int64_t num_chunks = 0;
   int64_t negatives = 0;  // N
+  // The positives the loss is a mean over (0: size). A rank's part of a
+  // batch (RankPartOfLinkBatch) keeps the global batch's, so the parts'
+  // losses and gradients add up to the batch's.
+  int64_t loss_size = 0;
   std::vector<int64_t> heads, relations, tails;  // [B]
   // The relation rows the batch reads: relations [B], then with reciprocal
   // relations their reverse rows (r + R) [B].
@@ -37,6 +41,14 @@ struct LinkBatch {
   int64_t TailNegatives(int64_t c) const { return 2 * size + 2 * c * negatives; }
   int64_t HeadNegatives(int64_t c) const { return TailNegatives(c) + negatives; }
 };
+
+// Rank `rank`'s part of `b` among `ranks`: its chunks
+// [RankPartBegin(num_chunks), + RankPartSize) with their positives and
+// negatives, laid out as a batch of its own (heads, tails, then each
+// chunk's tail and head negatives; relation rows, then their reverse
+// rows), loss_size the global batch's. Parts of every rank in rank order
+// hold each position of `b` once. (link_sharded_trainer.cc)
+LinkBatch RankPartOfLinkBatch(const LinkBatch& b, int rank, int ranks);
 
 // options.order "buckets" (link_bucket_batches.cc): the entities form
 // options.entity_partitions contiguous id ranges of equal size (+-1; at

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checkpoint_io.h"
+#include "data_parallel.h"
 #include "file_ops.h"
 #include "foresight/storage/npy.h"
 
@@ -23,6 +24,10 @@ constexpr char kRelationsFile[] = "relations.npy";
 // Rows read from a table (and written to the file) at a time, so a table
 // larger than RAM is saved and restored in bounded memory.
 constexpr int64_t kChunkRows = 65536;
+
+std::string ShardFile(const char* table, int rank) {
+  return std::string(table) + ".rank-" + std::to_string(rank) + ".npy";
+}
 
 std::string SubDirName(int epoch) {
   char buf[40];
@@ -85,6 +90,34 @@ Status RankFromJson(const nlohmann::json& j, const std::string& path, LinkRankVa
   return GetJsonField(t, "hits10", path, &v->hits10);
 }
 
+// Writes the pointer naming `sub` (the counts and shapes from *state), then
+// removes the sub-directory it replaces.
+Status CommitPointer(const std::string& dir, const std::string& sub, LinkCheckpointState* state) {
+  nlohmann::json j =
+      CheckpointPointerHeader(kFormat, kVersion, state->epoch, state->steps, nlohmann::json::array());
+  j["best_epoch"] = state->best_epoch;
+  j["best_val_mrr"] = state->best_val_mrr;
+  j["best_test"] = RankJson(state->best_test);
+  j["since_best"] = state->since_best;
+  j["stopped_early"] = state->stopped_early;
+  j["entity_rows"] = state->entity_rows;
+  j["relation_rows"] = state->relation_rows;
+  j["row_width"] = state->row_width;
+  if (state->ranks > 1) j["ranks"] = state->ranks;  // absent: one rank (checkpoints before shards)
+  j["options"] = state->options;
+  j["options_hash"] = state->options_hash;
+  j["last"] = sub;
+  const Status s = WriteFileAtomic(dir + "/" + kLinkCheckpointFile, j.dump(2) + "\n");
+  if (!s.ok()) {
+    if (sub != state->last_dir) RemoveAll(dir + "/" + sub).IgnoreError();
+    return s;
+  }
+  const std::string old = state->last_dir;
+  state->last_dir = sub;
+  if (!old.empty() && old != sub) FS_RETURN_IF_ERROR(RemoveAll(dir + "/" + old));
+  return Status::OK();
+}
+
 }  // namespace
 
 nlohmann::json LinkOptionsToJson(const TrainOptions& o) {
@@ -145,28 +178,69 @@ Status SaveLinkCheckpoint(const std::string& dir, embed::EmbeddingTable* entitie
     RemoveAll(tmp_dir).IgnoreError();  // the write's own error is the one to report
     return s;
   }
-  nlohmann::json j =
-      CheckpointPointerHeader(kFormat, kVersion, state->epoch, state->steps, nlohmann::json::array());
-  j["best_epoch"] = state->best_epoch;
-  j["best_val_mrr"] = state->best_val_mrr;
-  j["best_test"] = RankJson(state->best_test);
-  j["since_best"] = state->since_best;
-  j["stopped_early"] = state->stopped_early;
-  j["entity_rows"] = entities->rows();
-  j["relation_rows"] = relations->rows();
-  j["row_width"] = entities->layout().row_width();
-  j["options"] = state->options;
-  j["options_hash"] = state->options_hash;
-  j["last"] = sub;
-  s = WriteFileAtomic(dir + "/" + kLinkCheckpointFile, j.dump(2) + "\n");
+  state->entity_rows = entities->rows();
+  state->relation_rows = relations->rows();
+  state->row_width = entities->layout().row_width();
+  state->ranks = 1;
+  return CommitPointer(dir, sub, state);
+}
+
+Status SaveLinkCheckpointShards(const std::string& dir, embed::EmbeddingTable* entities,
+                                embed::EmbeddingTable* relations, Communicator* comm, LinkCheckpointState* state) {
+  const bool writer = comm->rank() == 0;
+  const std::string sub = SubDirName(state->epoch);
+  const std::string final_dir = dir + "/" + sub, tmp_dir = final_dir + ".tmp";
+  Status s;
+  if (writer) {
+    s = MakeDirs(dir);
+    if (s.ok()) s = RemoveAll(tmp_dir);
+    if (s.ok()) s = MakeDirs(tmp_dir);
+  }
+  FS_RETURN_IF_ERROR(AllRanksOk(comm, s, "link checkpoint: making " + tmp_dir));
+  s = WriteRows(tmp_dir + "/" + ShardFile("entities", comm->rank()), entities);
+  if (s.ok()) s = WriteRows(tmp_dir + "/" + ShardFile("relations", comm->rank()), relations);
+  s = AllRanksOk(comm, s, "link checkpoint: writing the shards of epoch " + std::to_string(state->epoch));
   if (!s.ok()) {
-    if (sub != state->last_dir) RemoveAll(final_dir).IgnoreError();
+    if (writer) RemoveAll(tmp_dir).IgnoreError();  // the write's own error is the one to report
     return s;
   }
-  const std::string old = state->last_dir;
+  state->ranks = comm->size();
+  if (writer) {
+    s = FsyncDir(tmp_dir);
+    if (s.ok()) s = RemoveAll(final_dir);
+    if (s.ok()) s = DurableRename(tmp_dir, final_dir);
+    if (!s.ok()) RemoveAll(tmp_dir).IgnoreError();
+    if (s.ok()) s = CommitPointer(dir, sub, state);
+  }
+  FS_RETURN_IF_ERROR(AllRanksOk(comm, s, "link checkpoint: committing epoch " + std::to_string(state->epoch)));
   state->last_dir = sub;
-  if (!old.empty() && old != sub) FS_RETURN_IF_ERROR(RemoveAll(dir + "/" + old));
   return Status::OK();
+}
+
+Status CheckShardedLinkCheckpoint(const std::string& dir, const LinkCheckpointState& state, int ranks,
+                                  int64_t entity_rows, int64_t relation_rows, int64_t row_width) {
+  const auto count = [](int n) { return n == 1 ? std::string("1 rank") : std::to_string(n) + " ranks"; };
+  if (state.ranks != ranks) {
+    return FailedPrecondition("resume: the checkpoint in " + dir + " was written by " + count(state.ranks) +
+                              " (each its shard of the tables) but this run has " + count(ranks) +
+                              "; resume it on " + count(state.ranks) +
+                              (state.ranks > 1 ? " (mpirun -np " + std::to_string(state.ranks) + ")" : ""));
+  }
+  if (state.entity_rows != entity_rows || state.relation_rows != relation_rows || state.row_width != row_width) {
+    return FailedPrecondition("resume: the checkpoint in " + dir + " holds " + std::to_string(state.entity_rows) +
+                              " entity and " + std::to_string(state.relation_rows) + " relation rows of width " +
+                              std::to_string(state.row_width) + " but this run needs " +
+                              std::to_string(entity_rows) + " and " + std::to_string(relation_rows) +
+                              " of width " + std::to_string(row_width));
+  }
+  return Status::OK();
+}
+
+Status LoadLinkCheckpointShard(const std::string& dir, const LinkCheckpointState& state, int rank,
+                               embed::EmbeddingTable* entities, embed::EmbeddingTable* relations) {
+  const std::string sub = dir + "/" + state.last_dir;
+  FS_RETURN_IF_ERROR(ReadRowsInto(sub + "/" + ShardFile("entities", rank), entities));
+  return ReadRowsInto(sub + "/" + ShardFile("relations", rank), relations);
 }
 
 StatusOr<LinkCheckpointState> ReadLinkCheckpointState(const std::string& dir) {
@@ -184,6 +258,7 @@ StatusOr<LinkCheckpointState> ReadLinkCheckpointState(const std::string& dir) {
   FS_RETURN_IF_ERROR(GetJsonField(j, "entity_rows", path, &s.entity_rows));
   FS_RETURN_IF_ERROR(GetJsonField(j, "relation_rows", path, &s.relation_rows));
   FS_RETURN_IF_ERROR(GetJsonField(j, "row_width", path, &s.row_width));
+  if (j.contains("ranks")) FS_RETURN_IF_ERROR(GetJsonField(j, "ranks", path, &s.ranks));
   FS_RETURN_IF_ERROR(GetJsonField(j, "options_hash", path, &s.options_hash));
   FS_RETURN_IF_ERROR(GetJsonField(j, "last", path, &s.last_dir));
   s.options = j.contains("options") ? j["options"] : nlohmann::json::object();
@@ -211,6 +286,8 @@ Status RemoveLinkCheckpointLeftovers(const std::string& dir) {
 
 Status LoadLinkCheckpoint(const std::string& dir, const LinkCheckpointState& state, embed::EmbeddingTable* entities,
                           embed::EmbeddingTable* relations) {
+  FS_RETURN_IF_ERROR(CheckShardedLinkCheckpoint(dir, state, 1, entities->rows(), relations->rows(),
+                                                entities->layout().row_width()));
   const std::string sub = dir + "/" + state.last_dir;
   FS_RETURN_IF_ERROR(ReadRowsInto(sub + "/" + kEntitiesFile, entities));
   return ReadRowsInto(sub + "/" + kRelationsFile, relations);

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "foresight/core/communicator.h"
 #include "foresight/core/status.h"
 #include "foresight/embed/embedding_table.h"
 #include "foresight/trainer/train_options.h"
@@ -39,6 +40,7 @@ struct LinkCheckpointState {
   int since_best = 0;  // evaluations without a better validation MRR (patience)
   bool stopped_early = false;
   int64_t entity_rows = 0, relation_rows = 0, row_width = 0;
+  int ranks = 1;  // > 1: each rank's shards, entities.rank-<r>.npy and relations.rank-<r>.npy
   nlohmann::json options;    // LinkOptionsToJson
   std::string options_hash;  // LinkOptionsHash
   std::string last_dir;      // "link-epoch-<k>"
@@ -55,6 +57,20 @@ std::string LinkOptionsHash(const TrainOptions& o);
 // the directory's CheckpointDirLock.
 Status SaveLinkCheckpoint(const std::string& dir, embed::EmbeddingTable* entities, embed::EmbeddingTable* relations,
                           LinkCheckpointState* state);
+// Several ranks, row-wise shards (link_sharded_trainer.cc): every rank writes
+// its shards' rows (entities.rank-<r>.npy, relations.rank-<r>.npy: its
+// tables' local rows) into the sub-directory rank 0 made, then rank 0
+// commits it and writes the pointer (with state->ranks). Collective on
+// `comm`; a rank's failure fails all. Rank 0 holds the directory's lock.
+Status SaveLinkCheckpointShards(const std::string& dir, embed::EmbeddingTable* entities,
+                                embed::EmbeddingTable* relations, Communicator* comm, LinkCheckpointState* state);
+// That the checkpoint was written by `ranks` ranks for these tables
+// (FailedPrecondition naming what differs and how to resume it).
+Status CheckShardedLinkCheckpoint(const std::string& dir, const LinkCheckpointState& state, int ranks,
+                                  int64_t entity_rows, int64_t relation_rows, int64_t row_width);
+// This rank's shards' rows into its tables' stores (as LoadLinkCheckpoint).
+Status LoadLinkCheckpointShard(const std::string& dir, const LinkCheckpointState& state, int rank,
+                               embed::EmbeddingTable* entities, embed::EmbeddingTable* relations);
 // Reads the pointer (NotFound when the directory holds none).
 StatusOr<LinkCheckpointState> ReadLinkCheckpointState(const std::string& dir);
 // Removes "*.tmp" entries and link-epoch-* sub-directories the pointer does

@@ -6,6 +6,7 @@
 #include "foresight/core/logging.h"
 #include "foresight/core/stopwatch.h"
 #include "checkpoint_lock.h"
+#include "data_parallel.h"
 #include "metrics_writer.h"
 
 namespace foresight::trainer::internal {
@@ -44,13 +45,24 @@ Status LinkModel::Save(const std::string&, LinkCheckpointState*) {
 }
 
 Status RunLinkEpochs(const TrainOptions& o, const storage::LinkTriples& lt, LinkModel& model,
-                     const TrainCallbacks& callbacks, TrainSummary* out) {
+                     const TrainCallbacks& callbacks, TrainSummary* out, Communicator* comm) {
+  const bool writer = comm == nullptr || comm->rank() == 0;
+  const bool progress = o.progress && writer;
   // The checkpoint directory is this run's until it returns; what killed
   // runs left half written in it goes first.
   std::unique_ptr<CheckpointDirLock> lock;
   if (!o.checkpoint_dir.empty()) {
-    FS_ASSIGN_OR_RETURN(lock, CheckpointDirLock::Acquire(o.checkpoint_dir));
-    FS_RETURN_IF_ERROR(RemoveLinkCheckpointLeftovers(o.checkpoint_dir));
+    Status s;
+    if (writer) {
+      StatusOr<std::unique_ptr<CheckpointDirLock>> acquired = CheckpointDirLock::Acquire(o.checkpoint_dir);
+      s = acquired.status();
+      if (s.ok()) {
+        lock = std::move(acquired).value();
+        s = RemoveLinkCheckpointLeftovers(o.checkpoint_dir);
+      }
+    }
+    if (comm != nullptr) s = AllRanksOk(comm, s, "opening the checkpoint directory " + o.checkpoint_dir);
+    FS_RETURN_IF_ERROR(s);
   }
   // Progress of the run: what a checkpoint keeps besides the rows.
   LinkCheckpointState p;
@@ -74,7 +86,7 @@ Status RunLinkEpochs(const TrainOptions& o, const storage::LinkTriples& lt, Link
       p = std::move(saved).value();
       p.options = options;  // the new epochs are what later saves record
       resumed = true;
-      if (o.progress && p.epoch < o.epochs && !p.stopped_early) {
+      if (progress && p.epoch < o.epochs && !p.stopped_early) {
         std::fprintf(stderr, "resuming from epoch %d of %d: %d done in %s\n", p.epoch + 1, o.epochs, p.epoch,
                      o.checkpoint_dir.c_str());
       }
@@ -83,7 +95,7 @@ Status RunLinkEpochs(const TrainOptions& o, const storage::LinkTriples& lt, Link
   // With checkpoints, each metrics line is made durable before its epoch's
   // checkpoint commits (see MetricsWriter).
   std::unique_ptr<MetricsWriter> metrics;
-  if (!o.metrics_file.empty()) {
+  if (!o.metrics_file.empty() && writer) {
     const bool durable = !o.checkpoint_dir.empty();
     if (resumed) {
       FS_ASSIGN_OR_RETURN(metrics, MetricsWriter::Resume(o.metrics_file, p.epoch, durable));
@@ -128,11 +140,11 @@ Status RunLinkEpochs(const TrainOptions& o, const storage::LinkTriples& lt, Link
       } else {
         ++p.since_best;
       }
-      if (o.progress) {
+      if (progress) {
         std::fprintf(stderr, "epoch %d/%d  loss %.4f  val_mrr %.4f  test_mrr %.4f  test_hits10 %.4f  (%.1f s + eval %.1f s)\n",
                      epoch + 1, o.epochs, loss, val.mrr, test.mrr, test.hits10, train_seconds, eval_seconds);
       }
-    } else if (o.progress) {
+    } else if (progress) {
       std::fprintf(stderr, "epoch %d/%d  loss %.4f  (%.1f s)\n", epoch + 1, o.epochs, loss, train_seconds);
     }
     p.epoch = epoch + 1;

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "foresight/core/communicator.h"
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
 #include "foresight/storage/link_triples.h"
@@ -55,7 +56,10 @@ nlohmann::json RankMetricsJson(const char* prefix, const RankMetrics& m);
 // then made durable line by line, see MetricsWriter), and fills `out`
 // (epochs_completed, best_epoch, best_val_mrr, test_mrr, test_hits10, the
 // history of the epochs run by this call).
+// On several ranks (`comm`, else one): every rank runs the loop (the model's
+// steps, evaluations, saves and export are collective), rank 0 alone holds
+// the checkpoint directory's lock and writes metrics and progress.
 Status RunLinkEpochs(const TrainOptions& options, const storage::LinkTriples& triples, LinkModel& model,
-                     const TrainCallbacks& callbacks, TrainSummary* out);
+                     const TrainCallbacks& callbacks, TrainSummary* out, Communicator* comm = nullptr);
 
 }  // namespace foresight::trainer::internal

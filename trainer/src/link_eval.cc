@@ -110,6 +110,18 @@ int64_t QueryFilter::bytes() const {
   return static_cast<int64_t>((group_.capacity() + offsets_.capacity() + entities_.capacity()) * sizeof(int64_t));
 }
 
+void BuildSplitEvaluations(const ExecContext& ctx, const storage::LinkTriples& lt, int64_t eval_negatives,
+                           uint64_t seed, KnownTriples* known, SplitEvaluation eval[2]) {
+  known->Add(lt.train());
+  known->Add(lt.val());
+  known->Add(lt.test());
+  for (int split = 0; split < 2; ++split) {
+    SplitEvaluation& s = eval[split];
+    s.candidates = SampleCandidates(seed, static_cast<uint64_t>(split), lt.num_entities(), eval_negatives);
+    s.filter = QueryFilter::Build(ctx, *known, split == 0 ? lt.val() : lt.test(), s.candidates);
+  }
+}
+
 Status EvaluateRanking(const ExecContext& ctx, const LinkScorer& scorer, const EmbeddingReader& entities,
                        const EmbeddingReader& relations, int64_t num_entities, const Tensor& triples,
                        const QueryFilter& filter, const std::vector<int64_t>& sampled, RankMetrics* out,

@@ -14,6 +14,7 @@
 #include "foresight/core/context.h"
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
+#include "foresight/storage/link_triples.h"
 #include "link_scorer.h"
 
 namespace foresight::trainer::internal {
@@ -79,6 +80,12 @@ struct SplitEvaluation {
   QueryFilter filter;
   int64_t bytes() const { return static_cast<int64_t>(candidates.capacity() * sizeof(int64_t)) + filter.bytes(); }
 };
+
+// Adds the training, validation and test triples to *known, then makes
+// the validation (eval[0], draw 0) and test (eval[1], draw 1) evaluations:
+// their sampled candidates (eval_negatives, seed) and query filters.
+void BuildSplitEvaluations(const ExecContext& ctx, const storage::LinkTriples& lt, int64_t eval_negatives,
+                           uint64_t seed, KnownTriples* known, SplitEvaluation eval[2]);
 
 // Copies the embeddings (dim floats each) of `keys` into out [keys.size(), dim].
 using EmbeddingReader = std::function<Status(const std::vector<int64_t>& keys, float* out)>;

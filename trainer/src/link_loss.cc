@@ -130,7 +130,8 @@ Status LinkBatchLoss(const ExecContext& ctx, const TrainOptions& o, const LinkSc
   const float* rp = r.data<float>();
   float* dep = de->data<float>();
   float* drp = dr->data<float>();
-  const float scale = 1.0f / static_cast<float>(2 * B);
+  const int64_t mean_over = b.loss_size > 0 ? b.loss_size : B;  // a rank's part: the global batch
+  const float scale = 1.0f / static_cast<float>(2 * mean_over);
   const bool softmax = o.loss == "softmax";
   const float offset =
       o.sampled_softmax ? std::log(static_cast<float>(num_entities) / static_cast<float>(N)) : 0.0f;
@@ -183,7 +184,7 @@ Status LinkBatchLoss(const ExecContext& ctx, const TrainOptions& o, const LinkSc
   }
   total *= scale;
   if (o.regularizer != "none" && o.regularization_weight > 0.0f) {
-    const float w = o.regularization_weight / static_cast<float>(B);
+    const float w = o.regularization_weight / static_cast<float>(mean_over);
     const bool complex = scorer.kind() == LinkScorer::Kind::kComplEx;
     total += Regularize(o.regularizer, complex, w, ep, 2 * B, d, dep);  // heads and tails
     if (scorer.uses_relation()) total += Regularize(o.regularizer, complex, w, rp, KR, d, drp);

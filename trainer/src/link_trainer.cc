@@ -35,6 +35,7 @@
 #include "temp_dir.h"
 #include "link_epochs.h"
 #include "link_eval.h"
+#include "link_export.h"
 #include "link_loss.h"
 #include "link_memory_plan.h"
 #include "link_scorer.h"
@@ -78,14 +79,7 @@ class LinkTrainer : public LinkModel {
   // measured), then opens the tables with the cache the plan leaves; with
   // plan_only, writes the plan to `plan_out` and opens nothing.
   Status Open(int64_t baseline_rss, TrainSummary* plan_out) {
-    known_.Add(lt_.train());
-    known_.Add(lt_.val());
-    known_.Add(lt_.test());
-    for (int split = 0; split < 2; ++split) {
-      SplitEvaluation& s = eval_[split];
-      s.candidates = SampleCandidates(o_.seed, static_cast<uint64_t>(split), lt_.num_entities(), o_.eval_negatives);
-      s.filter = QueryFilter::Build(ctx_, known_, split == 0 ? lt_.val() : lt_.test(), s.candidates);
-    }
+    BuildSplitEvaluations(ctx_, lt_, o_.eval_negatives, o_.seed, &known_, eval_);
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingTableOptions eo;
     eo.rows = lt_.num_entities();
@@ -176,14 +170,7 @@ class LinkTrainer : public LinkModel {
   // is the first of epoch state.epoch (batches and negatives are functions
   // of seed, epoch and index, so nothing else needs restoring).
   Status Restore(const std::string& dir, const LinkCheckpointState& state) override {
-    if (state.entity_rows != entities_->rows() || state.relation_rows != relations_->rows() ||
-        state.row_width != entities_->layout().row_width()) {
-      return FailedPrecondition("resume: the checkpoint in " + dir + " holds " + std::to_string(state.entity_rows) +
-                                " entity and " + std::to_string(state.relation_rows) + " relation rows of width " +
-                                std::to_string(state.row_width) + " but " + o_.dataset + " needs " +
-                                std::to_string(entities_->rows()) + " and " + std::to_string(relations_->rows()) +
-                                " of width " + std::to_string(entities_->layout().row_width()));
-    }
+    // LoadLinkCheckpoint checks the rank count and the tables' shapes.
     FS_RETURN_IF_ERROR(LoadLinkCheckpoint(dir, state, entities_.get(), relations_.get()));
     step_ = state.steps;
     next_batch_ = std::min<int64_t>(static_cast<int64_t>(state.epoch) * batcher_.batches_per_epoch(), total_batches_);
@@ -223,71 +210,17 @@ class LinkTrainer : public LinkModel {
 
   // Ranks the validation (draw 0) or test (draw 1) triples.
   Status Evaluate(const Tensor& triples, RankMetrics* out, uint64_t draw) override {
-    auto read = [](embed::EmbeddingTable* table, int64_t dim) {
-      return [table, dim](const std::vector<int64_t>& keys, float* out) -> Status {
-        const int64_t width = table->layout().row_width();
-        std::vector<float> rows(keys.size() * static_cast<size_t>(width));
-        FS_RETURN_IF_ERROR(table->ReadRows(keys, rows.data()));
-        for (size_t i = 0; i < keys.size(); ++i) {
-          std::memcpy(out + static_cast<int64_t>(i) * dim, rows.data() + static_cast<int64_t>(i) * width,
-                      sizeof(float) * dim);
-        }
-        return Status::OK();
-      };
-    };
     const SplitEvaluation& s = eval_[draw];
-    return EvaluateRanking(ctx_, scorer_, read(entities_.get(), o_.embedding_dim),
-                           read(relations_.get(), o_.embedding_dim), lt_.num_entities(), triples, s.filter, s.candidates, out,
+    return EvaluateRanking(ctx_, scorer_, TableReader(entities_.get(), o_.embedding_dim),
+                           TableReader(relations_.get(), o_.embedding_dim), lt_.num_entities(), triples, s.filter,
+                           s.candidates, out,
                            o_.reciprocal ? lt_.num_relations() : 0);
   }
 
   Status Export(const std::string& dir) override {
-    std::filesystem::create_directories(dir);
-    const int64_t d = o_.embedding_dim;
-    const std::pair<embed::EmbeddingTable*, std::string> tables[] = {
-        {entities_.get(), "entity_embeddings.npy"}, {relations_.get(), "relation_embeddings.npy"}};
-    for (const auto& [table, file] : tables) {
-      const int64_t rows = table == entities_.get() ? lt_.num_entities() : relations_->rows();
-      FS_ASSIGN_OR_RETURN(auto w, storage::NpyWriter::Create(dir + "/" + file, DType::kF32, {d}));
-      const int64_t width = table->layout().row_width();
-      constexpr int64_t kBlock = 65536;
-      std::vector<float> raw, emb;
-      for (int64_t b = 0; b < rows; b += kBlock) {
-        const int64_t n = std::min(kBlock, rows - b);
-        std::vector<int64_t> keys(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) keys[static_cast<size_t>(i)] = b + i;
-        raw.resize(static_cast<size_t>(n * width));
-        emb.resize(static_cast<size_t>(n * d));
-        FS_RETURN_IF_ERROR(table->ReadRows(keys, raw.data()));
-        for (int64_t i = 0; i < n; ++i) std::memcpy(emb.data() + i * d, raw.data() + i * width, sizeof(float) * d);
-        FS_RETURN_IF_ERROR(w->Append(emb.data(), n));
-      }
-      FS_RETURN_IF_ERROR(w->Finish());
-    }
-    // Names: the dataset's original entity ids and relation names.
-    FS_ASSIGN_OR_RETURN(auto ds, storage::Dataset::Open(o_.dataset, /*validate_ids=*/false));
-    if (ds->original_ids().defined()) {
-      const Tensor& ids = ds->original_ids();
-      if (ids.dtype() == DType::kU8) {
-        FS_RETURN_IF_ERROR(storage::SaveNpyBytes(dir + "/entity_ids.npy", ids));
-      } else {
-        FS_RETURN_IF_ERROR(storage::SaveNpy(dir + "/entity_ids.npy", ids));
-      }
-    } else {
-      // Written in blocks: no array of every entity.
-      FS_ASSIGN_OR_RETURN(auto w, storage::NpyWriter::Create(dir + "/entity_ids.npy", DType::kI64, {}));
-      std::vector<int64_t> block;
-      for (int64_t b = 0; b < lt_.num_entities(); b += 65536) {
-        block.resize(static_cast<size_t>(std::min<int64_t>(65536, lt_.num_entities() - b)));
-        std::iota(block.begin(), block.end(), b);
-        FS_RETURN_IF_ERROR(w->Append(block.data(), static_cast<int64_t>(block.size())));
-      }
-      FS_RETURN_IF_ERROR(w->Finish());
-    }
-    if (lt_.relation_names().defined()) {
-      FS_RETURN_IF_ERROR(storage::SaveNpyBytes(dir + "/relation_names.npy", lt_.relation_names()));
-    }
-    return Status::OK();
+    return ExportLinkEmbeddings(o_, lt_, TableReader(entities_.get(), o_.embedding_dim),
+                                TableReader(relations_.get(), o_.embedding_dim), relations_->rows(), /*write=*/true,
+                                dir);
   }
 
  private:

@@ -2,6 +2,7 @@
 // trainer: trainer::Train hands a link task here.
 #pragma once
 
+#include "foresight/core/communicator.h"
 #include "foresight/core/status.h"
 #include "foresight/trainer/trainer.h"
 
@@ -16,5 +17,11 @@ namespace foresight::trainer::internal {
 // metrics file, and exports the embeddings when asked. Options must be
 // valid (ValidateLink). callbacks.on_batch is called after every step.
 Status TrainLink(const TrainOptions& options, const TrainCallbacks& callbacks, TrainSummary* out);
+
+// The same models on comm->size() > 1 ranks, their entity and relation rows
+// split row-wise across the ranks (link_sharded_trainer.cc): per-step losses
+// and metrics those of one rank up to float rounding. Collective.
+Status TrainLinkSharded(const TrainOptions& options, const TrainCallbacks& callbacks, Communicator* comm,
+                        TrainSummary* out);
 
 }  // namespace foresight::trainer::internal

@@ -153,7 +153,13 @@ class MiniBatchRunner : public EpochRunner {
         auto turn = pipeline_->budget().ComputeTurn();
         std::vector<GraphBlock> blocks;
         blocks.reserve(batch->sampled.blocks.size());
-        for (kernels::Csr& csr : batch->sampled.blocks) blocks.emplace_back(std::move(csr));
+        for (kernels::Csr& csr : batch->sampled.blocks) {
+          blocks.emplace_back(std::move(csr));
+          // Every layer's sources are a prefix of the input nodes: dropout
+          // keys its masks by these node ids, so ranks sharing a global
+          // batch draw its one-rank masks (sampling is keyed by node too).
+          blocks.back().set_src_ids(batch->sampled.input_nodes);
+        }
         std::vector<GraphBlock*> block_ptrs;
         for (GraphBlock& g : blocks) block_ptrs.push_back(&g);
         Tape tape(state_.ctx.WithRng(StepKey(state_.options->seed, epoch, b)), /*training=*/true);

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "foresight/autograd/keyed_dropout.h"
+
 namespace foresight::trainer {
 
 using autograd::GraphBlock;
@@ -83,7 +85,7 @@ int64_t GraphSage::LayerOutputDim(int layer) const {
 }
 
 StatusOr<Var> GraphSage::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout));
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout, block.SourceIds(x.shape()[0])));
   FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
   if (layer != num_layers() - 1) {
     FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
@@ -105,7 +107,7 @@ int64_t Gcn::LayerOutputDim(int layer) const {
 }
 
 StatusOr<Var> Gcn::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout));
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout, block.SourceIds(x.shape()[0])));
   FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
   if (layer != num_layers() - 1) {
     FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
@@ -130,7 +132,7 @@ int64_t Gat::LayerOutputDim(int layer) const {
 }
 
 StatusOr<Var> Gat::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout));
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout, block.SourceIds(x.shape()[0])));
   FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
   if (layer != num_layers() - 1) {
     FS_ASSIGN_OR_RETURN(h, autograd::Elu(tape, h));

@@ -103,16 +103,27 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   FS_RETURN_IF_ERROR(CheckTrainDevice(options));
   *out = TrainSummary();
   const int ranks = comm->size();
-  if (ranks > 1 && (options.task == "link" || options.model == "sasrec")) {
-    const std::string what = options.task == "link" ? "link prediction" : options.model;
+  const bool shallow_link = options.task == "link" && !internal::IsGnnLinkModel(options.model);
+  if (ranks > 1 && (options.task == "link" || options.model == "sasrec") && !shallow_link) {
+    const std::string what = options.task == "link" ? "link prediction with the " + options.model + " encoder"
+                                                    : options.model + " (its item table)";
     return Unimplemented("training on " + std::to_string(ranks) + " ranks: " + what +
-                         " does not run on several ranks yet (its embedding tables are not sharded); "
-                         "several ranks train GNN node classification and dlrm");
+                         " does not run on several ranks yet (its tables are not sharded); several ranks train "
+                         "GNN node classification, dlrm and the shallow link models (distmult, complex, transe, "
+                         "dot)");
   }
   const bool dlrm = options.model == "dlrm" && options.task != "link";
-  if (!dlrm && options.sharding != TrainOptions().sharding) {
-    return InvalidArgument("sharding: splits dlrm's embedding tables between ranks; " + options.model +
-                           " does not shard its tables (leave out --sharding)");
+  if (shallow_link && options.sharding != "row") {
+    return InvalidArgument("sharding: link prediction splits its entity and relation rows row-wise (" +
+                           options.sharding + " is dlrm's); leave out --sharding");
+  }
+  if (!dlrm && !shallow_link && options.sharding != TrainOptions().sharding) {
+    return InvalidArgument("sharding: splits the embedding tables of dlrm and the shallow link models between "
+                           "ranks; " + options.model + " does not shard its tables (leave out --sharding)");
+  }
+  if (shallow_link && ranks > 1) {
+    // Row-wise: an entity's row on rank id % N (the default --sharding).
+    return internal::TrainLinkSharded(options, callbacks, comm, out);
   }
   if (dlrm) return internal::TrainDlrm(options, callbacks, comm, out);
   FS_RETURN_IF_ERROR(internal::CheckDataParallel(options, ranks));

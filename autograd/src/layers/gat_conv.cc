@@ -2,6 +2,7 @@
 
 #include "../internal.h"
 #include "foresight/autograd/layers.h"
+#include "foresight/kernels/keyed_dropout.h"
 
 namespace foresight::autograd {
 
@@ -132,8 +133,20 @@ StatusOr<Var> GATConv::Forward(Tape& tape, GraphBlock& block, const Var& x) {
     s->p = attn_dropout_;
     FS_ASSIGN_OR_RETURN(s->alpha_used, EmptyF32(device, {edges, heads}));
     FS_ASSIGN_OR_RETURN(s->mask, Tensor::EmptyOn(device, {edges, heads}, DType::kU8));
-    FS_RETURN_IF_ERROR(
-        kernels::Dropout(ctx.WithRng(tape.NextRngKey()), s->p, s->alpha, &s->alpha_used, &s->mask));
+    const ExecContext dctx = ctx.WithRng(tape.NextRngKey());
+    if (block.src_ids().defined()) {
+      // Keyed by each edge's global ends, so a rank's part of a batch draws
+      // the one-rank decisions for its edges.
+      Tensor ids = block.SourceIds(num_src);
+      if (ids.device() != device) {
+        FS_ASSIGN_OR_RETURN(ids, ids.To(device));
+      }
+      Tensor keys;
+      FS_RETURN_IF_ERROR(kernels::DropoutEdgeKeys(ctx, s->csr, ids, &keys));
+      FS_RETURN_IF_ERROR(kernels::DropoutRows(dctx, s->p, s->alpha, keys, &s->alpha_used, &s->mask));
+    } else {
+      FS_RETURN_IF_ERROR(kernels::Dropout(dctx, s->p, s->alpha, &s->alpha_used, &s->mask));
+    }
   }
   FS_ASSIGN_OR_RETURN(Tensor h3, hv.Reshape({num_src, heads, d}));
   FS_ASSIGN_OR_RETURN(Tensor out3, EmptyF32(device, {num_dst, heads, d}));

@@ -1,5 +1,6 @@
 // Inverted dropout. The keep decision of flat element i is
-// ctx.rng.StreamUniform(i, 0) >= p: a pure function of the key and i. One
+// ctx.rng.StreamUniform(i, 0) >= p: a pure function of the key and i (of
+// row id * cols + column for DropoutRows, keyed_dropout.h). One
 // Philox call serves four elements, which is what makes dropout cheap next
 // to the GEMMs (a call per element cost more than the layer's matmul).
 #include <cmath>
@@ -9,6 +10,7 @@
 #endif
 
 #include "cpu_ops.h"
+#include "../keyed_dropout_ops.h"
 #include "philox_avx512.h"
 #include "philox_simd.h"
 
@@ -19,7 +21,8 @@ static_assert(kElementGrain % 128 == 0, "dropout groups four elements per Philox
 namespace {
 
 #if defined(__AVX2__)
-// Dropout of the 32 elements starting at g (a multiple of 4): Philox4x32-10
+// Dropout of the 32 elements of stream position g (a multiple of 4) on, at
+// px / po / pm: Philox4x32-10
 // of the counters (g / 4 + j, draw 0) for j = 0..7 in the eight lanes, the
 // same words as RngKey::Bits, so results equal the scalar loop bit for bit.
 // That loop is bound by Philox's multiplies (about 12 cycles per element);
@@ -51,14 +54,14 @@ inline void Dropout32(const RngKey& rng, int64_t g, int32_t threshold, float sca
   __m256i keep[4];
   for (int q = 0; q < 4; ++q) {
     keep[q] = _mm256_cmpgt_epi32(_mm256_srli_epi32(words[q], 8), below);
-    const __m256 x = _mm256_loadu_ps(px + g + 8 * q);
-    _mm256_storeu_ps(po + g + 8 * q, _mm256_and_ps(_mm256_castsi256_ps(keep[q]), _mm256_mul_ps(x, vscale)));
+    const __m256 x = _mm256_loadu_ps(px + 8 * q);
+    _mm256_storeu_ps(po + 8 * q, _mm256_and_ps(_mm256_castsi256_ps(keep[q]), _mm256_mul_ps(x, vscale)));
   }
   if (pm != nullptr) {
     // -1/0 dwords -> 0/1 bytes in element order.
     const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(keep[0], keep[1]), _mm256_packs_epi32(keep[2], keep[3]));
     const __m256i ordered = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(pm + g), _mm256_and_si256(ordered, _mm256_set1_epi8(1)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(pm), _mm256_and_si256(ordered, _mm256_set1_epi8(1)));
   }
 }
 #endif
@@ -69,7 +72,8 @@ inline void Dropout32(const RngKey& rng, int64_t g, int32_t threshold, float sca
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// Dropout of the 128 elements starting at g (a multiple of 4) with
+// Dropout of the 128 elements of stream position g (a multiple of 4) on,
+// at px / po / pm, with
 // AVX-512 (philox_avx512.h): the 32 Philox counters g / 4 + j, one per
 // 64-bit lane. The eight-lane AVX2 round left the forward pass
 // compute-bound. The same words, so the same bits, as RngKey::Bits.
@@ -100,7 +104,7 @@ FS_AVX512 void Dropout128Avx512(uint64_t key, int64_t g, int32_t threshold, floa
     const __m512i hi = _mm512_unpackhi_epi64(xy, zw);  // counters 1, 3, 5, 7
     const __m512i words[2] = {_mm512_permutex2var_epi64(lo, first, hi), _mm512_permutex2var_epi64(lo, second, hi)};
     for (int h = 0; h < 2; ++h) {
-      const int64_t at = g + 32 * s + 16 * h;
+      const int64_t at = 32 * s + 16 * h;
       // keep <=> (w >> 8) >= threshold, as in Dropout32.
       const __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_srli_epi32(words[h], 8), below);
       _mm512_storeu_ps(po + at, _mm512_maskz_mul_ps(keep, _mm512_loadu_ps(px + at), vscale));
@@ -112,6 +116,49 @@ FS_AVX512 void Dropout128Avx512(uint64_t key, int64_t g, int32_t threshold, floa
 #pragma GCC diagnostic pop
 #endif
 
+// Dropout of the n elements of stream positions [g, g + n) at px / po / pm:
+// single elements up to the next multiple of four, then whole Philox calls
+// in SIMD lanes (AVX-512, AVX2) or one by one, then single elements for the
+// tail. Every path draws RngKey::StreamUniform's words, so the bits do not depend on
+// the split. Any start: a keyed row (DropoutRows) starts at id * cols.
+void DropoutSpan(const RngKey& rng, uint64_t g, int64_t n, float p, int32_t threshold, float scale,
+                 const float* px, float* po, uint8_t* pm) {
+  int64_t i = 0;
+  const auto one = [&](int64_t k) {
+    const bool keep = rng.StreamUniform(g + static_cast<uint64_t>(k), 0) >= p;
+    po[k] = keep ? px[k] * scale : 0.0f;
+    if (pm != nullptr) pm[k] = keep ? 1 : 0;
+  };
+  for (; i < n && ((g + static_cast<uint64_t>(i)) & 3) != 0; ++i) one(i);
+#if defined(FS_HAVE_AVX512_PHILOX)
+  if (HaveAvx512()) {
+    for (; i + 128 <= n; i += 128) {
+      Dropout128Avx512(rng.key, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i,
+                       pm != nullptr ? pm + i : nullptr);
+    }
+  }
+#endif
+#if defined(__AVX2__)
+  for (; i + 32 <= n; i += 32) {
+    Dropout32(rng, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i, pm != nullptr ? pm + i : nullptr);
+  }
+#endif
+  (void)threshold;
+  for (; i + 4 <= n; i += 4) {  // one Philox call for four elements
+    const Uint4 b = rng.Bits((g + static_cast<uint64_t>(i)) >> 2, 0);
+    const uint32_t words[4] = {b.x, b.y, b.z, b.w};
+    for (int k = 0; k < 4; ++k) {
+      const bool keep = static_cast<float>(words[k] >> 8) * (1.0f / 16777216.0f) >= p;
+      po[i + k] = keep ? px[i + k] * scale : 0.0f;
+      if (pm != nullptr) pm[i + k] = keep ? 1 : 0;
+    }
+  }
+  for (; i < n; ++i) one(i);
+}
+
+// ceil(p * 2^24): p * 2^24 is exact in float for p in [0, 1).
+int32_t Threshold(float p) { return static_cast<int32_t>(std::ceil(p * 16777216.0f)); }
+
 }  // namespace
 
 Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Tensor* mask) {
@@ -119,35 +166,53 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
   float* po = out->data<float>();
   uint8_t* pm = mask != nullptr ? mask->data<uint8_t>() : nullptr;
   const float scale = 1.0f / (1.0f - p);
+  const int32_t threshold = Threshold(p);
   const RngKey rng = ctx.rng;
-#if defined(FS_HAVE_AVX512_PHILOX)
-  const bool use_avx512 = HaveAvx512();
-#endif
   ctx.pool->ParallelFor(x.numel(), kElementGrain, [&](int64_t s, int64_t e) {
-    // Chunks start at multiples of kElementGrain, a multiple of 32, so each
-    // group of four elements shares one Philox call.
-    int64_t g = s;
-    // ceil(p * 2^24): p * 2^24 is exact in float for p in [0, 1).
-    const int32_t threshold = static_cast<int32_t>(std::ceil(p * 16777216.0f));
-    (void)threshold;
-#if defined(FS_HAVE_AVX512_PHILOX)
-    if (use_avx512) {
-      for (; g + 128 <= e; g += 128) Dropout128Avx512(rng.key, g, threshold, scale, px, po, pm);
+    DropoutSpan(rng, static_cast<uint64_t>(s), e - s, p, threshold, scale, px + s, po + s,
+                pm != nullptr ? pm + s : nullptr);
+  });
+  return Status::OK();
+}
+
+Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
+                   Tensor* mask) {
+  const int64_t rows = x.size(0), cols = x.numel() / (rows > 0 ? rows : 1);
+  const float* px = x.data<float>();
+  const int64_t* ids = row_ids.data<int64_t>();
+  float* po = out->data<float>();
+  uint8_t* pm = mask != nullptr ? mask->data<uint8_t>() : nullptr;
+  const float scale = 1.0f / (1.0f - p);
+  const int32_t threshold = Threshold(p);
+  const RngKey rng = ctx.rng;
+  ctx.pool->ParallelFor(rows, RowGrain(cols), [&](int64_t s, int64_t e) {
+    for (int64_t r = s; r < e; ++r) {
+      // Row r is row ids[r] of a virtual [*, cols] matrix: stream positions
+      // ids[r] * cols on (wrapping for hashed ids, still one position each).
+      const uint64_t g = static_cast<uint64_t>(ids[r]) * static_cast<uint64_t>(cols);
+      const int64_t at = r * cols;
+      DropoutSpan(rng, g, cols, p, threshold, scale, px + at, po + at, pm != nullptr ? pm + at : nullptr);
     }
-#endif
-#if defined(__AVX2__)
-    for (; g + 32 <= e; g += 32) Dropout32(rng, g, threshold, scale, px, po, pm);
-#endif
-    for (; g < e; g += 4) {
-      const Uint4 b = rng.Bits(static_cast<uint64_t>(g) >> 2, 0);
-      const uint32_t words[4] = {b.x, b.y, b.z, b.w};
-      const int64_t n = e - g < 4 ? e - g : 4;
-      for (int64_t k = 0; k < n; ++k) {
-        const bool keep = static_cast<float>(words[k] >> 8) * (1.0f / 16777216.0f) >= p;
-        po[g + k] = keep ? px[g + k] * scale : 0.0f;
-        if (pm != nullptr) pm[g + k] = keep ? 1 : 0;
+  });
+  return Status::OK();
+}
+
+Status DropoutEdgeKeys(const ExecContext& ctx, const Csr& csr, const Tensor& src_ids, Tensor* keys) {
+  const int64_t num_dst = csr.num_dst();
+  const int64_t* ip = csr.indptr.data<int64_t>();
+  const int64_t* ids = src_ids.data<int64_t>();
+  int64_t* out = keys->data<int64_t>();
+  WithIndexType(csr.indices.dtype(), [&](auto tag) {
+    using I = decltype(tag);
+    const I* idx = csr.indices.data<I>();
+    const int64_t grain = RowGrain(csr.num_edges() / (num_dst > 0 ? num_dst : 1) + 1);
+    ctx.pool->ParallelFor(num_dst, grain, [&](int64_t s, int64_t e) {
+      for (int64_t v = s; v < e; ++v) {
+        for (int64_t k = ip[v]; k < ip[v + 1]; ++k) {
+          out[k] = DropoutEdgeKey(ids[v], ids[static_cast<int64_t>(idx[k])]);
+        }
       }
-    }
+    });
   });
   return Status::OK();
 }

@@ -7,6 +7,7 @@
 
 #include "cuda_ops.h"
 #include "cuda_util.cuh"
+#include "../keyed_dropout_ops.h"
 #include "foresight/core/rng.h"
 
 namespace foresight::kernels::cuda {
@@ -30,6 +31,29 @@ __global__ void DropoutKernel(RngKey rng, float p, float scale, const float* x, 
   }
 }
 
+// Row-keyed: one thread per element, its word from the stream position
+// ids[r] * cols + c (DropoutRows' contract; bits equal the CPU's).
+__global__ void DropoutRowsKernel(RngKey rng, float p, float scale, const float* x, const int64_t* ids, int64_t cols,
+                                  float* out, uint8_t* mask, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / cols, c = i - r * cols;
+    const uint64_t g = static_cast<uint64_t>(ids[r]) * static_cast<uint64_t>(cols) + static_cast<uint64_t>(c);
+    const bool keep = rng.StreamUniform(g, 0) >= p;  // (w >> 8) * 2^-24: exact
+    out[i] = keep ? __fmul_rn(x[i], scale) : 0.0f;
+    if (mask != nullptr) mask[i] = keep ? 1 : 0;
+  }
+}
+
+template <typename I>
+__global__ void DropoutEdgeKeysKernel(const int64_t* ip, const I* idx, int64_t num_dst, const int64_t* ids,
+                                      int64_t* keys) {
+  for (int64_t v = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; v < num_dst;
+       v += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    for (int64_t k = ip[v]; k < ip[v + 1]; ++k) keys[k] = DropoutEdgeKey(ids[v], ids[static_cast<int64_t>(idx[k])]);
+  }
+}
+
 __global__ void DropoutBackwardKernel(float scale, const uint8_t* mask, const float* g, float* out, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -49,6 +73,33 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
   DropoutKernel<<<grid, kThreads, 0, s>>>(ctx.rng, p, scale, x.data<float>(), out->data<float>(),
                                           mask != nullptr ? mask->data<uint8_t>() : nullptr, n);
   return LaunchCheck("DropoutKernel");
+}
+
+Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
+                   Tensor* mask) {
+  const int64_t n = x.numel();
+  if (n == 0) return Status::OK();
+  FS_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(ctx, x.device()));
+  const float scale = 1.0f / (1.0f - p);
+  const int64_t cols = n / x.size(0);
+  const unsigned grid = std::min<unsigned>(Blocks(n, kThreads), 65535u * 16u);
+  DropoutRowsKernel<<<grid, kThreads, 0, s>>>(ctx.rng, p, scale, x.data<float>(), row_ids.data<int64_t>(), cols,
+                                              out->data<float>(), mask != nullptr ? mask->data<uint8_t>() : nullptr,
+                                              n);
+  return LaunchCheck("DropoutRowsKernel");
+}
+
+Status DropoutEdgeKeys(const ExecContext& ctx, const Csr& csr, const Tensor& src_ids, Tensor* keys) {
+  const int64_t num_dst = csr.num_dst();
+  if (num_dst == 0) return Status::OK();
+  FS_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(ctx, csr.device()));
+  const unsigned grid = std::min<unsigned>(Blocks(num_dst, kThreads), 65535u * 16u);
+  WithIndex(csr.indices.dtype(), [&](auto tag) {
+    using I = decltype(tag);
+    DropoutEdgeKeysKernel<I><<<grid, kThreads, 0, s>>>(csr.indptr.data<int64_t>(), csr.indices.data<I>(), num_dst,
+                                                       src_ids.data<int64_t>(), keys->data<int64_t>());
+  });
+  return LaunchCheck("DropoutEdgeKeysKernel");
 }
 
 Status DropoutBackward(const ExecContext& ctx, float p, const Tensor& mask, const Tensor& grad_out,

@@ -24,6 +24,14 @@ class GraphBlock {
   GraphBlock(kernels::Csr csr, kernels::Csr gcn_normalized);
 
   const kernels::Csr& csr() const { return csr_; }
+  // Optional global ids of the sources (i64 [>= num_src]; a sampled batch's
+  // input nodes, whose prefixes are every layer's sources). Dropout keys its
+  // masks by them (Dropout with row ids, GATConv's edges), so ranks that
+  // hold parts of a batch draw the one-rank masks. Undefined: by position.
+  const Tensor& src_ids() const { return src_ids_; }
+  void set_src_ids(Tensor ids) { src_ids_ = std::move(ids); }
+  // src_ids' first n (its sources, or the layer input's rows), or undefined.
+  Tensor SourceIds(int64_t n) const;
   int64_t num_dst() const { return csr_.num_dst(); }
   int64_t num_src() const { return csr_.num_src; }
 
@@ -39,6 +47,7 @@ class GraphBlock {
 
  private:
   kernels::Csr csr_;
+  Tensor src_ids_;
   std::unique_ptr<Transposed> transposed_;
   std::unique_ptr<GraphBlock> gcn_;
 };

@@ -57,6 +57,10 @@ class ShardedEmbeddingBags {
   // EmbeddingBagCollection::Enqueue takes them. An id outside its table is
   // OutOfRange naming position, sample and table.
   Status Enqueue(const Tensor& ids, const Tensor& offsets, int64_t global_batch);
+  // The same with parts of any sizes: rank r holds the parts[r] samples
+  // after those of ranks < r (every rank passes the same parts; link
+  // prediction splits a batch by chunks of positives and negatives).
+  Status Enqueue(const Tensor& ids, const Tensor& offsets, std::vector<int64_t> parts);
   // No more batches (each rank's shard can then reach its last W).
   void Close() { shard_->Close(); }
   // Collective: this rank's pooled part [b, T*dim] (f32, allocated here) of
@@ -65,6 +69,13 @@ class ShardedEmbeddingBags {
   // Collective: the fused update of the last Forward's batch from this
   // rank's gradient of its part, grad_out [b, T*dim] (f32).
   Status BackwardUpdate(const ExecContext& ctx, const kernels::SparseOptimizerConfig& config, const Tensor& grad_out);
+  // Collective, outside a step (no Forward waiting for its BackwardUpdate):
+  // the embeddings (dim floats each) of rows `ids` of table `table` into
+  // `out`, read from their owners' shards (all-to-all-v both ways). Ranks
+  // may ask for different ids; every rank calls it the same number of
+  // times. An id outside the table is OutOfRange.
+  Status ReadRows(int64_t table, const std::vector<int64_t>& ids, float* out);
+  int64_t table_rows(int64_t table) const { return sharding_.table_rows()[static_cast<size_t>(table)]; }
   // This rank's shard: releases a forward-only batch, writes dirty rows back.
   Status Flush() { return shard_->Flush(); }
 
@@ -78,9 +89,6 @@ class ShardedEmbeddingBags {
       : options_(options), sharding_(std::move(sharding)), comm_(comm) {}
   Status Exchange(const Tensor& send, const std::vector<int64_t>& counts, Tensor* out,
                   std::vector<int64_t>* recv_counts);
-  int64_t PartOf(int64_t global_batch, int rank) const {
-    return RankPartSize(global_batch, rank, comm_->size());
-  }
   int64_t ShardTables(int rank) const { return static_cast<int64_t>(sharding_.TablesOf(rank).size()); }
 
   EmbeddingBagCollectionOptions options_;
@@ -90,6 +98,7 @@ class ShardedEmbeddingBags {
   // An enqueued batch: its size, and which bags have ids on which rank.
   struct Batch {
     int64_t global_batch = -1;
+    std::vector<int64_t> parts, begins;  // each rank's samples, and where they start
     // Per owner: 1 for each of this rank's bags (owner's tables x this
     // rank's samples, table-major) with ids on that owner.
     std::vector<std::vector<uint8_t>> sent;

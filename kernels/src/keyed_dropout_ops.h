@@ -1,0 +1,18 @@
+// The backends' keyed dropout (keyed_dropout.h), declared apart from
+// cpu_ops.h and cuda_ops.h, which every kernel includes.
+#pragma once
+
+#include "foresight/kernels/keyed_dropout.h"
+
+namespace foresight::kernels {
+namespace cpu {
+Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
+                   Tensor* mask);
+Status DropoutEdgeKeys(const ExecContext& ctx, const Csr& csr, const Tensor& src_ids, Tensor* keys);
+}  // namespace cpu
+namespace cuda {
+Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
+                   Tensor* mask);
+Status DropoutEdgeKeys(const ExecContext& ctx, const Csr& csr, const Tensor& src_ids, Tensor* keys);
+}  // namespace cuda
+}  // namespace foresight::kernels
