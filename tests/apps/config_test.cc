@@ -47,6 +47,7 @@ cache_size: 64M
 lookahead: 4
 io_depth: 16
 page_companions: "off"
+hot_fraction: 0
 memory-budget: 1G
 allreduce-bucket: 64K
 order: partition
@@ -114,6 +115,7 @@ cache-size = "64M"
 lookahead = 4
 io-depth = 16
 page-companions = "off"
+hot-fraction = 0.0
 memory_budget = 1073741824
 allreduce_bucket = 65536
 order = "partition"
@@ -180,6 +182,7 @@ std::vector<FlagValue> kFlags = {
     {"lookahead", ConfigValue::Text("4")},
     {"io-depth", ConfigValue::Text("16")},
     {"page-companions", ConfigValue::Text("off")},
+    {"hot-fraction", ConfigValue::Text("0")},
     {"memory-budget", ConfigValue::Text("1G")},
     {"allreduce-bucket", ConfigValue::Text("64K")},
     {"order", ConfigValue::Text("partition")},
@@ -258,6 +261,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.lookahead, 4);
   EXPECT_EQ(o.io_depth, 16);
   EXPECT_EQ(o.page_companions, "off");
+  EXPECT_EQ(o.hot_fraction, 0.0);
   EXPECT_EQ(o.memory_budget, int64_t{1} << 30);
   EXPECT_EQ(o.order, "partition");
   EXPECT_EQ(o.sampling, "resident");
