@@ -295,8 +295,8 @@ const std::vector<TrainKey>& TrainKeys() {
        "disk (O_DIRECT reads on io_uring)",
        &O::feature_store, "memory|mmap|disk", false},
       {"topology",
-       "How sampling holds the graph: mapped (mmap'd; pages read stay resident) or paged (each batch gives "
-       "back the pages it read: the same samples, RAM for one batch's rows)",
+       "How sampling holds the graph: mapped (mmap'd; pages read stay resident) or paged (each sampler call "
+       "reads its rows' 4 KiB pages and frees them after: the same samples, RAM for one batch's rows)",
        &O::topology, "mapped|paged", false},
       {"cache-policy",
        "Feature cache policy: lookahead (evict the row used farthest in the next --lookahead batches), lru, or "

@@ -24,6 +24,22 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
+int64_t ProcStatusBytes(const std::string& field) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  const std::string prefix = field + ":";
+  int64_t bytes = 0;
+  char line[512];
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, prefix.c_str(), prefix.size()) != 0) continue;
+    long long kb = 0;
+    if (std::sscanf(line + prefix.size(), " %lld kB", &kb) == 1) bytes = static_cast<int64_t>(kb) * 1024;
+    break;
+  }
+  std::fclose(f);
+  return bytes;
+}
+
 int64_t MappedRssBytes(const std::string& dir) {
   FILE* f = std::fopen("/proc/self/smaps", "r");
   if (f == nullptr) return 0;

@@ -1,6 +1,7 @@
 #include "foresight/sampler/neighbor_sampler.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -44,29 +45,66 @@ Status NeighborSampler::CheckGraph() const {
   return Status::OK();
 }
 
-Status NeighborSampler::PageTopology() {
+Status NeighborSampler::PageTopology(bool guard) {
   FS_RETURN_IF_ERROR(CheckGraph());
   FS_RETURN_IF_ERROR(CheckReleasableMapping(graph_.indptr, "NeighborSampler: paged topology: graph.indptr"));
   FS_RETURN_IF_ERROR(CheckReleasableMapping(graph_.indices, "NeighborSampler: paged topology: graph.indices"));
-  paged_ = true;
+  if (graph_.indptr.dtype() != DType::kI64) {
+    return InvalidArgument("NeighborSampler: paged topology: graph.indptr must be i64, got " +
+                           std::string(DTypeName(graph_.indptr.dtype())));
+  }
+  const char* env = std::getenv("FORESIGHT_TOPOLOGY_GUARD");
+  guard = guard || (env != nullptr && std::string(env) == "1");
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<PageShadow> indptr,
+                      PageShadow::Create(graph_.indptr, "NeighborSampler: paged topology: graph.indptr", guard));
+  FS_ASSIGN_OR_RETURN(std::unique_ptr<PageShadow> indices,
+                      PageShadow::Create(graph_.indices, "NeighborSampler: paged topology: graph.indices", guard));
+  paged_graph_ = graph_;
+  paged_graph_.indptr = indptr->tensor();
+  paged_graph_.indices = indices->tensor();
+  indptr_pages_ = std::move(indptr);
+  indices_pages_ = std::move(indices);
   return Status::OK();
 }
 
-namespace {
+int64_t NeighborSampler::topology_pages_loaded() const {
+  if (!paged_topology()) return 0;
+  return indptr_pages_->loaded_pages() + indices_pages_->loaded_pages();
+}
 
-// Gives back the graph's pages when a paged sampler's call returns,
-// whatever it returns.
-struct TopologyRelease {
-  const kernels::Csr& graph;
-  bool paged;
-  ~TopologyRelease() {
-    if (!paged) return;
-    ReleaseMappedPages(graph.indptr);
-    ReleaseMappedPages(graph.indices);
+Status NeighborSampler::LoadRows(const ExecContext& ctx, const Tensor& frontier) {
+  const int64_t n = graph_.num_dst();
+  const int64_t m = frontier.numel();
+  auto id = [&](int64_t i) -> int64_t {
+    return frontier.dtype() == DType::kI32 ? frontier.data<int32_t>()[i] : frontier.data<int64_t>()[i];
+  };
+  // indptr[v] and indptr[v + 1] first: they say where the rows lie.
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t v = id(i);
+    if (v >= 0 && v < n) indptr_pages_->Want(v * 8, (v + 2) * 8);
   }
-};
+  FS_RETURN_IF_ERROR(indptr_pages_->Load(ctx));
+  const int64_t* indptr = paged_graph_.indptr.data<int64_t>();
+  const int64_t element = static_cast<int64_t>(graph_.indices.element_size());
+  const int64_t edges = graph_.indices.numel();
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t v = id(i);
+    if (v < 0 || v >= n) continue;
+    // A corrupt indptr is the kernel's to report; load only what exists.
+    const int64_t begin = std::clamp<int64_t>(indptr[v], 0, edges);
+    const int64_t end = std::clamp<int64_t>(indptr[v + 1], begin, edges);
+    indices_pages_->Want(begin * element, end * element);
+  }
+  FS_RETURN_IF_ERROR(indices_pages_->Load(ctx));
+  last_call_pages_ = std::max(last_call_pages_, topology_pages_loaded());
+  return Status::OK();
+}
 
-}  // namespace
+void NeighborSampler::ReleaseTopology() {
+  if (!paged_topology()) return;
+  indptr_pages_->Release();
+  indices_pages_->Release();
+}
 
 Status NeighborSampler::CheckSourceMask(const Tensor& source_mask) const {
   const char* what = "NeighborSampler: source_mask";
@@ -105,6 +143,8 @@ Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey
   // The frontier is the seeds, or a view of the map's nodes so far: the
   // relabelling below only appends to them while the op reads the frontier.
   const Tensor frontier = seeds != nullptr ? *seeds : map_->Nodes();
+  if (paged_topology()) FS_RETURN_IF_ERROR(LoadRows(ctx, frontier));
+  const kernels::Csr& graph = paged_topology() ? paged_graph_ : graph_;
   bool begun = seeds == nullptr;
   auto begin = [&]() {
     begun = true;
@@ -122,7 +162,7 @@ Status NeighborSampler::SampleHop(const ExecContext& ctx, int64_t fanout, RngKey
   };
   Tensor indptr, neighbors;
   FS_RETURN_IF_ERROR(
-      kernels::SampleNeighbors(ctx, graph_, frontier, fanout, key, &indptr, &neighbors, source_mask, &relabel,
+      kernels::SampleNeighbors(ctx, graph, frontier, fanout, key, &indptr, &neighbors, source_mask, &relabel,
                                drawn, ahead));
   if (!begun) FS_RETURN_IF_ERROR(begin());
   block->indptr = std::move(indptr);
@@ -145,7 +185,13 @@ Status NeighborSampler::Sample(const ExecContext& ctx, const Tensor& seeds, int6
   }
   FS_RETURN_IF_ERROR(internal::LocalIdMap::CheckIds(seeds, "seeds"));
   if (source_mask != nullptr) FS_RETURN_IF_ERROR(CheckSourceMask(*source_mask));
-  TopologyRelease release{graph_, paged_};
+  // Paged: the call's topology pages go back when it returns, whatever
+  // it returns.
+  last_call_pages_ = 0;
+  struct TopologyRelease {
+    NeighborSampler* sampler;
+    ~TopologyRelease() { sampler->ReleaseTopology(); }
+  } release{this};
   internal::ScopedReset reset(map_.get());
   const int num_layers = static_cast<int>(fanouts_.size());
   std::vector<kernels::Csr> blocks(num_layers);
@@ -185,7 +231,13 @@ Status NeighborSampler::FullNeighborBlock(const ExecContext& ctx, const Tensor& 
     return InvalidArgument("NeighborSampler::FullNeighborBlock: output pointer is null");
   }
   FS_RETURN_IF_ERROR(CheckGraph());
-  TopologyRelease release{graph_, paged_};
+  // Paged: the call's topology pages go back when it returns, whatever
+  // it returns.
+  last_call_pages_ = 0;
+  struct TopologyRelease {
+    NeighborSampler* sampler;
+    ~TopologyRelease() { sampler->ReleaseTopology(); }
+  } release{this};
   internal::ScopedReset reset(map_.get());
   FS_RETURN_IF_ERROR(map_->Begin(graph_.num_dst(), dst_nodes, "dst_nodes"));
   kernels::Csr result;

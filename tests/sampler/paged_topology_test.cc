@@ -1,14 +1,20 @@
-// Paged topology: a sampler over a mapped CSR that gives back the pages it
-// read after each call draws the same batches as one over the CSR in RAM,
-// leaves none of the CSR's pages in the resident set, and is refused on a
-// CSR that is not a read-only file mapping (releasing it would lose it).
+// Paged topology: a sampler over a mapped CSR that reads the pages of each
+// hop's rows into anonymous shadows and frees them after each call draws
+// the same batches as one over the CSR in RAM, loads exactly the pages of
+// its frontiers' rows (no others: in guard mode a read of any other page
+// would crash), leaves none resident between calls, and is refused on a CSR
+// that is not a read-only file mapping.
 #include <algorithm>
+#include <set>
+#include <utility>
 #include <random>
 #include <vector>
 
 #include "foresight/core/context.h"
 #include "foresight/core/mapped_pages.h"
+#include "foresight/core/page_shadow.h"
 #include "foresight/core/process_memory.h"
+#include "foresight/core/thread_pool.h"
 #include "foresight/sampler/neighbor_sampler.h"
 #include "foresight/storage/npy.h"
 #include "testing/testing.h"
@@ -16,7 +22,7 @@
 namespace foresight::sampler {
 namespace {
 
-// 20000 nodes, mean in-degree 20 (indices 1.6 MB, 390 pages), random rows.
+// 20000 nodes, mean in-degree 20 (indices 3.2 MB, 782 pages), random rows.
 kernels::Csr RandomGraph() {
   constexpr int64_t kNodes = 20000;
   std::mt19937_64 rng(7);
@@ -96,8 +102,10 @@ TEST_F(PagedTopologyTest, SameSamplesAsTheCsrInMemory) {
   }
 }
 
-// Each sampler holds the only mapping of the files while it samples (the
-// mapping goes with its last view).
+// The paged sampler never touches the file mapping (it preads into its
+// shadows), so none of the files' pages are mapped; the mapped sampler's
+// stay. Each sampler holds the only mapping of the files while it samples
+// (the mapping goes with its last view).
 TEST_F(PagedTopologyTest, PagedLeavesNoPagesResidentMappedKeepsThem) {
   {
     NeighborSampler mapped(Mapped(), {10, 5}, 3);
@@ -130,6 +138,83 @@ TEST_F(PagedTopologyTest, FullNeighborBlockIsUnchangedAndReleases) {
   EXPECT_EQ(Vec(want.indices), Vec(got.indices));
   EXPECT_EQ(Vec(want_src), Vec(got_src));
   EXPECT_LE(MappedRssBytes(dir_.path()), 2 * 4096);  // the header pages at most
+}
+
+// The pages a paged call must load: for each frontier node v (each hop's
+// destinations: a prefix of input_nodes), indptr's pages holding v and
+// v + 1, and indices' pages holding v's row. The pages are the files'
+// (an array starts after its .npy header, at `*_offset` in its file).
+int64_t PagesOf(const kernels::Csr& g, const std::vector<int64_t>& frontier, int64_t indptr_offset,
+                int64_t indices_offset) {
+  const int64_t page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+  const int64_t* ip = g.indptr.data<int64_t>();
+  std::set<std::pair<int, int64_t>> pages;
+  for (int64_t v : frontier) {
+    pages.insert({0, (indptr_offset + v * 8) / page});
+    pages.insert({0, (indptr_offset + (v + 2) * 8 - 1) / page});
+    if (ip[v + 1] > ip[v]) {
+      for (int64_t k = (indices_offset + ip[v] * 8) / page; k <= (indices_offset + ip[v + 1] * 8 - 1) / page; ++k) {
+        pages.insert({1, k});
+      }
+    }
+  }
+  return static_cast<int64_t>(pages.size());
+}
+
+TEST_F(PagedTopologyTest, LoadsExactlyTheFrontiersPagesAndFreesThem) {
+  kernels::Csr mapped = Mapped();
+  ASSERT_OK_AND_ASSIGN(MappedFile indptr_file, FindMappedFile(mapped.indptr.raw_data(), 8, "indptr"));
+  ASSERT_OK_AND_ASSIGN(MappedFile indices_file, FindMappedFile(mapped.indices.raw_data(), 8, "indices"));
+  NeighborSampler paged(mapped, {10, 5}, 3);
+  ASSERT_OK(paged.PageTopology());
+  ThreadPool pool(3);
+  for (int64_t b = 0; b < 4; ++b) {
+    SCOPED_TRACE("batch " + std::to_string(b));
+    SampledBatch batch;
+    ASSERT_OK(paged.Sample(CpuContext(0, &pool), Seeds(b), 1, b, &batch));
+    EXPECT_EQ(paged.topology_pages_loaded(), 0) << "the call's pages are freed when it returns";
+    // Hop h reads the rows of the first blocks[L-1-h].num_dst() input nodes.
+    const std::vector<int64_t> input = Vec(batch.input_nodes);
+    std::vector<int64_t> frontier(input.begin(), input.begin() + batch.blocks[0].num_dst());
+    const int64_t want = PagesOf(memory_, frontier, indptr_file.offset, indices_file.offset);
+    EXPECT_EQ(paged.last_call_topology_pages(), want);
+  }
+  // One node's rows: a page or two of each array, of the CSR's ~820.
+  SampledBatch one;
+  ASSERT_OK(paged.Sample(CpuContext(0, &pool), testing::TensorOf(std::vector<int64_t>{123}), 1, 0, &one));
+  const std::vector<int64_t> input = Vec(one.input_nodes);
+  const std::vector<int64_t> frontier(input.begin(), input.begin() + one.blocks[0].num_dst());
+  EXPECT_EQ(paged.last_call_topology_pages(), PagesOf(memory_, frontier, indptr_file.offset, indices_file.offset));
+  EXPECT_LE(paged.last_call_topology_pages(), 4 * static_cast<int64_t>(frontier.size()));
+  kernels::Csr block;
+  Tensor src;
+  ASSERT_OK(paged.FullNeighborBlock(CpuContext(0, &pool), Seeds(1), &block, &src));
+  EXPECT_EQ(paged.topology_pages_loaded(), 0);
+  EXPECT_EQ(paged.last_call_topology_pages(),
+            PagesOf(memory_, Vec(Seeds(1)), indptr_file.offset, indices_file.offset));
+}
+
+// With the guard, every page not loaded is PROT_NONE: a kernel read outside
+// the loaded rows (e.g. drawing the next hop ahead for nodes whose rows are
+// not loaded yet) would crash. Several threads, so the draws ahead run.
+TEST_F(PagedTopologyTest, GuardedSamplingReadsOnlyLoadedPages) {
+  NeighborSampler reference(memory_, {10, 5, 3}, 3);
+  NeighborSampler paged(Mapped(), {10, 5, 3}, 3);
+  ASSERT_OK(paged.PageTopology(/*guard=*/true));
+  ThreadPool pool(4);
+  for (int64_t b = 0; b < 4; ++b) {
+    SCOPED_TRACE("batch " + std::to_string(b));
+    SampledBatch want, got;
+    ASSERT_OK(reference.Sample(CpuContext(0, &pool), Seeds(b), 2, b, &want));
+    ASSERT_OK(paged.Sample(CpuContext(0, &pool), Seeds(b), 2, b, &got));
+    ExpectSameBatch(want, got);
+  }
+  kernels::Csr want_block, got_block;
+  Tensor want_src, got_src;
+  ASSERT_OK(reference.FullNeighborBlock(CpuContext(0, &pool), Seeds(3), &want_block, &want_src));
+  ASSERT_OK(paged.FullNeighborBlock(CpuContext(0, &pool), Seeds(3), &got_block, &got_src));
+  EXPECT_EQ(Vec(want_block.indices), Vec(got_block.indices));
+  EXPECT_EQ(Vec(want_src), Vec(got_src));
 }
 
 TEST_F(PagedTopologyTest, RefusedOnACsrInMemory) {

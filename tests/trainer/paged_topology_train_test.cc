@@ -1,10 +1,11 @@
-// Training with --topology paged (the sampler gives back the CSR pages of
-// each batch) gives the same losses and accuracies, bit for bit, as the
+// Training with --topology paged (the samplers read the CSR pages of each
+// call into anonymous memory and free them after) gives the same losses and accuracies, bit for bit, as the
 // mapped CSR for the same seed, with any feature store (the labels and
 // split ids are paged with it); the memory plan then counts the topology
 // and the label pages per batch, not per graph; the option is checked.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "foresight/storage/dataset.h"
@@ -32,6 +33,28 @@ TEST_F(PagedTopologyTrainTest, SameResultsAsTheMappedCsr) {
     EXPECT_LT(mapped.back().loss, mapped.front().loss);
     o.topology = "paged";
     ExpectSameResults(mapped, TrainHistory(o), std::string("paged topology, ") + store + " store");
+  }
+}
+
+// Every model, and evaluation (layer-wise, full neighbourhoods: the
+// evaluation sampler is paged too), with the guard on: a read of a
+// topology page that the samplers did not load crashes the test instead
+// of reading zeros.
+TEST_F(PagedTopologyTrainTest, EveryModelAndEvaluationEqualsMappedUnderTheGuard) {
+  for (const char* model : {"sage", "gcn", "gat"}) {
+    TrainOptions o = Options();
+    o.model = model;
+    o.epochs = 2;
+    o.feature_store = "disk";
+    o.cache_size = kPipelineFeatureBytes / 20;
+    const std::vector<EpochMetrics> mapped = TrainHistory(o);
+    ASSERT_EQ(mapped.size(), 2u);
+    EXPECT_GT(mapped.back().test_acc, 0.0) << model;
+    o.topology = "paged";
+    ASSERT_EQ(::setenv("FORESIGHT_TOPOLOGY_GUARD", "1", 1), 0);
+    const std::vector<EpochMetrics> paged = TrainHistory(o);
+    ASSERT_EQ(::unsetenv("FORESIGHT_TOPOLOGY_GUARD"), 0);
+    ExpectSameResults(mapped, paged, std::string("paged topology (guarded), ") + model);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "foresight/autograd/tape.h"
+#include "foresight/core/mapped_pages.h"
 #include "foresight/kernels/ops.h"
 #include "needed_rows.h"
 #include "node_data.h"
@@ -60,6 +61,14 @@ StatusOr<Tensor> LoadAllRows(RowStore& store) {
     FS_RETURN_IF_ERROR(store.Read(reqs));
   }
   return all;
+}
+
+// Paged topology: gives back the file pages that the scans of
+// sampler.graph() here mapped (the sampler's own reads never map them).
+void ReleaseGraphPages(const sampler::NeighborSampler& sampler) {
+  if (!sampler.paged_topology()) return;
+  ReleaseMappedPages(sampler.graph().indptr);
+  ReleaseMappedPages(sampler.graph().indices);
 }
 
 // ---- whole graph per layer (models trained on the full graph) ----
@@ -154,6 +163,7 @@ class LayerRunner {
   template <typename Sink>
   Status Run(int layer, const LayerInput& in, const Destinations& dst, int64_t n_dst, Sink&& sink) {
     CutChunks(dst, n_dst);
+    ReleaseGraphPages(sampler_);
     const int64_t num_chunks = static_cast<int64_t>(bounds_.size()) - 1;
     if (num_chunks <= 0) return Status::OK();
     Chunk chunks[2];
@@ -362,6 +372,10 @@ Status LayerwiseInference(const ExecContext& ctx, GnnModel& model, sampler::Neig
                       NeededRows(ctx, graph, num_layers, want_embeddings ? std::vector<Tensor>() : output_groups));
   Tensor gcn_degrees;
   if (model.NeedsWholeGraphPerLayer()) FS_RETURN_IF_ERROR(kernels::GcnOutDegrees(ctx, graph, &gcn_degrees));
+  // Both scans read the file-mapped CSR (sampler.graph()); a paged
+  // sampler's arrays are checked read-only file mappings, whose pages can
+  // go back now rather than stay resident through the layers.
+  ReleaseGraphPages(sampler);
   LayerRunner runner(ctx, model, sampler, gcn_degrees, chunk_size);
 
   LayerInput in{&features, nullptr};

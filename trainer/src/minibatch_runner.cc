@@ -123,9 +123,15 @@ class MiniBatchRunner : public EpochRunner {
     FS_RETURN_IF_ERROR(CheckReleasableMapping(d.val_ids(), "paged topology: val_ids.npy"));
     return CheckReleasableMapping(d.test_ids(), "paged topology: test_ids.npy");
   }
+  // Also the CSR's file pages that whole-array scans before sampling mapped
+  // (degree features, a learned table's init, the plan's maximum degree,
+  // the static cache's key order): the samplers never read the mapping
+  // (PageShadow), and its arrays were checked by PageTopology.
   void ReleaseNodeArrays(const storage::Dataset& d) const {
     if (state_.options->topology != "paged") return;
-    for (const Tensor* t : {&d.labels(), &d.train_ids(), &d.val_ids(), &d.test_ids()}) ReleaseMappedPages(*t);
+    for (const Tensor* t : {&d.labels(), &d.train_ids(), &d.val_ids(), &d.test_ids(), &d.indptr(), &d.indices()}) {
+      ReleaseMappedPages(*t);
+    }
   }
 
   Status TrainEpoch(int epoch, EpochMetrics* m) override {
@@ -464,7 +470,7 @@ class MiniBatchRunner : public EpochRunner {
     if (static_rows > 0) {
       c.static_keys = KeysByInDegree(d.indptr(), static_rows);
       // Ranking read every node's degree: give those CSR pages back.
-      if (o.topology == "paged") ReleaseMappedPages(d.indptr());
+      ReleaseNodeArrays(d);
     }
     c.labels = d.labels();
     c.batches_per_epoch = order_->num_batches();

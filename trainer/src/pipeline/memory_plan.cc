@@ -8,6 +8,7 @@
 
 #include "../layerwise_inference.h"
 #include "../needed_rows.h"
+#include "foresight/core/mapped_pages.h"
 #include "foresight/sampler/neighbor_sampler.h"
 
 namespace foresight::trainer::internal {
@@ -108,10 +109,19 @@ int64_t EvalChunkBytes(int64_t chunk, int64_t max_in_degree, int64_t wide) {
 
 constexpr int64_t kMinEvalChunk = 512;
 
-int64_t MaxInDegree(const Tensor& indptr) {
+// With `release` (a paged topology's indptr, a checked read-only file
+// mapping) the scan gives back each window's pages as it
+// goes: at 100M nodes indptr is 800 MB, which would otherwise stay mapped.
+int64_t MaxInDegree(const Tensor& indptr, bool release) {
   const int64_t* p = indptr.data<int64_t>();
+  const int64_t n = indptr.numel();
+  constexpr int64_t kWindow = int64_t{1} << 20;  // entries: 8 MiB
   int64_t max_degree = 0;
-  for (int64_t v = 0; v + 1 < indptr.numel(); ++v) max_degree = std::max(max_degree, p[v + 1] - p[v]);
+  for (int64_t begin = 0; begin + 1 < n; begin += kWindow) {
+    const int64_t end = std::min(n - 1, begin + kWindow);
+    for (int64_t v = begin; v < end; ++v) max_degree = std::max(max_degree, p[v + 1] - p[v]);
+    if (release) ReleaseMappedPages(p + begin, static_cast<size_t>(end + 1 - begin) * 8);
+  }
   return max_degree;
 }
 
@@ -124,7 +134,8 @@ EvaluationPlan PlanEvaluation(const MemoryInputs& in, int64_t compute_turn_bytes
   const int64_t f = in.input_width >= 0 ? in.input_width : d.feature_dim();
   const int64_t width = o.hidden * (o.model == "gat" ? o.heads : 1);
   const int64_t wide = std::max(f, width) * 4;
-  const int64_t max_in_degree = MaxInDegree(d.indptr());
+  const int64_t max_in_degree = MaxInDegree(
+      d.indptr(), o.topology == "paged" && CheckReleasableMapping(d.indptr(), "indptr.npy").ok());
   EvaluationPlan p;
   // The logits of the evaluated ids, and the needed rows of each hidden
   // layer (NeededRows: a bit per node).
@@ -170,7 +181,9 @@ int64_t TopologyPagesBytes(const MemoryInputs& in) {
   // while the training pipeline may still sample ahead.
   rows += std::min<int64_t>(o.eval_batch_size, n);
   // Each row: a page of indptr, and its in-neighbour list (the mean's bytes
-  // spread over at most two pages more). A touched page is resident whole.
+  // spread over at most two pages more). The samplers pread exactly these
+  // pages into anonymous memory (PageShadow) and free them after each call,
+  // so the term holds whatever the page cache's folio size.
   const int64_t page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
   const int64_t row_bytes =
       d.indices().defined() ? d.num_edges() / n * static_cast<int64_t>(d.indices().element_size()) : 0;

@@ -97,8 +97,8 @@ EvaluationPlan PlanEvaluation(const MemoryInputs& in, int64_t compute_turn_bytes
 int64_t MinimumBudget(const MemoryEstimate& estimate, int64_t row_bytes);
 
 // With topology "paged": the CSR pages one training batch and one
-// evaluation chunk read (whole pages), which the samplers give back after
-// each call; at most the whole CSR. Scales with the batch and the mean
+// evaluation chunk load (4 KiB pages read into anonymous memory), which the
+// samplers free after each call; at most the whole CSR. Scales with the batch and the mean
 // degree, not the node count.
 int64_t TopologyPagesBytes(const MemoryInputs& in);
 

@@ -11,6 +11,9 @@ namespace foresight {
 int64_t CurrentRssBytes();
 // Peak resident set so far (getrusage ru_maxrss), bytes.
 int64_t PeakRssBytes();
+// A "Name: N kB" field of /proc/self/status in bytes, e.g. "RssAnon"
+// (anonymous pages resident) or "RssFile" (file pages mapped).
+int64_t ProcStatusBytes(const std::string& field);
 // Resident bytes of this process's file mappings under `dir`
 // (/proc/self/smaps), e.g. a dataset's mmap'd arrays.
 int64_t MappedRssBytes(const std::string& dir);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "foresight/core/context.h"
+#include "foresight/core/page_shadow.h"
 #include "foresight/core/rng.h"
 #include "foresight/core/tensor.h"
 #include "foresight/kernels/csr.h"
@@ -94,15 +95,28 @@ class NeighborSampler {
   Status FullNeighborBlock(const ExecContext& ctx, const Tensor& dst_nodes, kernels::Csr* block,
                            Tensor* src_nodes);
 
-  // Paged topology: from now on, every Sample and FullNeighborBlock gives
-  // back the pages of the graph's indptr and indices it touched when it
-  // returns (ReleaseMappedPages), so the topology's share of the resident
-  // set is one batch's rows, not the whole CSR read so far. Samples are
-  // unchanged: a released page faults back the same bytes (from the page
-  // cache, else the file). FailedPrecondition unless both arrays are
-  // read-only file mappings (a dataset's mmap'd .npy files).
-  Status PageTopology();
-  bool paged_topology() const { return paged_; }
+  // Paged topology: from now on Sample and FullNeighborBlock read the
+  // graph's indptr and indices by page: before each hop they pread the 4
+  // KiB pages their frontier's rows lie on (indptr at v and v+1, then the
+  // rows' in-neighbour lists) into anonymous "shadows" of the two arrays,
+  // and when they return they free those pages. The topology's share of
+  // the resident set is then exactly the pages one call loads, whatever
+  // the page cache's folio size (a fault on the file mapping itself maps
+  // a whole folio, up to 2 MiB on recent kernels). Samples are unchanged.
+  // FailedPrecondition unless both arrays are read-only file mappings (a
+  // dataset's mmap'd .npy files). With `guard` (or the environment's
+  // FORESIGHT_TOPOLOGY_GUARD=1) the pages not loaded are PROT_NONE, so a
+  // read of the graph outside the loaded rows crashes instead of reading
+  // zeros: a debug mode for tests.
+  //
+  // graph() still returns the file-mapped CSR: readers other than this
+  // sampler's calls (degree counts, chunking) read the file's bytes.
+  Status PageTopology(bool guard = false);
+  bool paged_topology() const { return indptr_pages_ != nullptr; }
+  // Topology pages (both arrays) held now (0 between calls), and the most
+  // held during the last Sample or FullNeighborBlock.
+  int64_t topology_pages_loaded() const;
+  int64_t last_call_topology_pages() const { return last_call_pages_; }
 
   // RngKey::FromSeed(seed).Fold(kSampling).Fold(epoch).Fold(batch).Fold(hop).
   static RngKey HopKey(uint64_t seed, int64_t epoch, int64_t batch, int64_t hop);
@@ -125,6 +139,11 @@ class NeighborSampler {
   // draw, or after the op when nothing was drawn. `drawn` and `ahead` as
   // kernels::SampleNeighbors takes them: this hop's draws made during the
   // hop before, and the next hop's to make during this one.
+  // Paged: loads the pages of `frontier`'s rows (ids outside the graph are
+  // left to the checks that report them).
+  Status LoadRows(const ExecContext& ctx, const Tensor& frontier);
+  // Gives back every loaded page (when a call returns), recording its peak.
+  void ReleaseTopology();
   Status SampleHop(const ExecContext& ctx, int64_t fanout, RngKey key, const Tensor* source_mask,
                    const Tensor* seeds, const kernels::SampledAhead* drawn, kernels::SampledAhead* ahead,
                    kernels::Csr* block);
@@ -133,7 +152,12 @@ class NeighborSampler {
   std::vector<int64_t> fanouts_;
   uint64_t seed_;
   std::unique_ptr<internal::LocalIdMap> map_;
-  bool paged_ = false;
+  // Paged topology: the shadows and the CSR over them, which the kernels
+  // read.
+  std::unique_ptr<PageShadow> indptr_pages_;
+  std::unique_ptr<PageShadow> indices_pages_;
+  kernels::Csr paged_graph_;
+  int64_t last_call_pages_ = 0;
 };
 
 }  // namespace foresight::sampler
