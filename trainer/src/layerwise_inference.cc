@@ -280,6 +280,7 @@ class LayerRunner {
   // destinations each, and no more in-edges than
   // kChunkSourcesPerDestination * chunk_size_ unless one destination has
   // more alone. Depends only on the graph and the ids, never on threads.
+  static constexpr int64_t kReleaseEveryIds = 16;
   void CutChunks(const Destinations& dst, int64_t n_dst) {
     bounds_.assign(1, 0);
     const int64_t* indptr = sampler_.graph().indptr.data<int64_t>();
@@ -293,6 +294,12 @@ class LayerRunner {
       const int64_t at = (i % kPiece) * piece.stride(0);
       const int64_t v = piece.dtype() == DType::kI32 ? piece.data<int32_t>()[at] : piece.data<int64_t>()[at];
       const int64_t degree = indptr[v + 1] - indptr[v];
+      // Paged topology: ids in no useful order can map a 2 MiB folio of
+      // indptr each; give the pages back every few ids (a walk of mostly
+      // empty page tables) so the scan holds tens of MiB, not all indptr.
+      if (sampler_.paged_topology() && i % kReleaseEveryIds == kReleaseEveryIds - 1) {
+        ReleaseMappedPages(sampler_.graph().indptr);
+      }
       const int64_t begin = bounds_.back();
       if (i > begin && (i - begin == chunk_size_ || edges + degree > max_edges)) {
         bounds_.push_back(i);
@@ -369,7 +376,8 @@ Status LayerwiseInference(const ExecContext& ctx, GnnModel& model, sampler::Neig
   }
   // Embeddings are every node's last hidden layer: compute all rows then.
   FS_ASSIGN_OR_RETURN(std::vector<LayerRows> needed,
-                      NeededRows(ctx, graph, num_layers, want_embeddings ? std::vector<Tensor>() : output_groups));
+                      NeededRows(ctx, graph, num_layers, want_embeddings ? std::vector<Tensor>() : output_groups,
+                                 sampler.paged_topology()));
   Tensor gcn_degrees;
   if (model.NeedsWholeGraphPerLayer()) FS_RETURN_IF_ERROR(kernels::GcnOutDegrees(ctx, graph, &gcn_degrees));
   // Both scans read the file-mapped CSR (sampler.graph()); a paged

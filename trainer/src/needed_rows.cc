@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "foresight/core/mapped_pages.h"
+
 namespace foresight::trainer::internal {
 
 namespace {
@@ -27,17 +29,15 @@ Status MarkIds(const Tensor& ids, int64_t num_nodes, size_t group, uint64_t* bit
   return Status::OK();
 }
 
-// next = set plus the in-neighbours of every node in set.
+// next = set plus the in-neighbours of every node in set, over the words
+// [w_begin, w_end).
 template <typename I>
-void Expand(const ExecContext& ctx, const kernels::Csr& graph, const uint64_t* set, uint64_t* next) {
-  const int64_t words = Words(graph.num_dst());
+void ExpandWords(const ExecContext& ctx, const kernels::Csr& graph, const uint64_t* set, uint64_t* next,
+                 int64_t w_begin, int64_t w_end) {
   const int64_t* ip = graph.indptr.data<int64_t>();
   const I* idx = graph.indices.data<I>();
-  ctx.pool->ParallelFor(words, 4096, [&](int64_t begin, int64_t end) {
-    std::copy(set + begin, set + end, next + begin);
-  });
-  ctx.pool->ParallelFor(words, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t w = begin; w < end; ++w) {
+  ctx.pool->ParallelFor(w_end - w_begin, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t w = w_begin + begin; w < w_begin + end; ++w) {
       for (uint64_t word = set[w]; word != 0; word &= word - 1) {
         const int64_t v = w * 64 + __builtin_ctzll(word);
         for (int64_t e = ip[v]; e < ip[v + 1]; ++e) {
@@ -48,6 +48,35 @@ void Expand(const ExecContext& ctx, const kernels::Csr& graph, const uint64_t* s
       }
     }
   });
+}
+
+// next = set plus the in-neighbours of every node in set; with
+// `give_back_pages` window by window (NeededRows), else in one pass.
+template <typename I>
+void Expand(const ExecContext& ctx, const kernels::Csr& graph, const uint64_t* set, uint64_t* next,
+            bool give_back_pages) {
+  const int64_t n = graph.num_dst();
+  const int64_t words = Words(n);
+  ctx.pool->ParallelFor(words, 4096, [&](int64_t begin, int64_t end) {
+    std::copy(set + begin, set + end, next + begin);
+  });
+  if (!give_back_pages) {
+    ExpandWords<I>(ctx, graph, set, next, 0, words);
+    return;
+  }
+  const int64_t* ip = graph.indptr.data<int64_t>();
+  const I* idx = graph.indices.data<I>();
+  for (int64_t w0 = 0; w0 < words;) {
+    // Whole words, at least one, until the window's nodes own
+    // kScanWindowEdges in-edges (a hub's word may own more alone).
+    int64_t w1 = w0 + 1;
+    while (w1 < words && ip[std::min(n, (w1 + 1) * 64)] - ip[w0 * 64] <= kScanWindowEdges) ++w1;
+    ExpandWords<I>(ctx, graph, set, next, w0, w1);
+    const int64_t a = w0 * 64, b = std::min(n, w1 * 64);
+    ReleaseMappedPages(ip + a, static_cast<size_t>(b - a + 1) * sizeof(int64_t));
+    ReleaseMappedPages(idx + ip[a], static_cast<size_t>(ip[b] - ip[a]) * sizeof(I));
+    w0 = w1;
+  }
 }
 
 int64_t PopCount(const std::vector<uint64_t>& bits) {
@@ -97,7 +126,7 @@ void LayerRows::Ids(int64_t begin, int64_t end, int64_t* out) const {
 }
 
 StatusOr<std::vector<LayerRows>> NeededRows(const ExecContext& ctx, const kernels::Csr& graph, int num_layers,
-                                            const std::vector<Tensor>& outputs) {
+                                            const std::vector<Tensor>& outputs, bool give_back_pages) {
   std::vector<LayerRows> rows(static_cast<size_t>(num_layers > 1 ? num_layers - 1 : 0));
   if (outputs.empty() || rows.empty()) return rows;
   const int64_t n = graph.num_dst();
@@ -115,9 +144,9 @@ StatusOr<std::vector<LayerRows>> NeededRows(const ExecContext& ctx, const kernel
   }
   for (int l = num_layers - 2; l >= 0; --l) {
     if (graph.indices.dtype() == DType::kI32) {
-      Expand<int32_t>(ctx, graph, set.data(), next.data());
+      Expand<int32_t>(ctx, graph, set.data(), next.data(), give_back_pages);
     } else {
-      Expand<int64_t>(ctx, graph, set.data(), next.data());
+      Expand<int64_t>(ctx, graph, set.data(), next.data(), give_back_pages);
     }
     std::swap(set, next);
     if (PopCount(set) == n) break;  // this layer and every one below it: all nodes

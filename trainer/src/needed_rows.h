@@ -36,9 +36,16 @@ struct LayerRows {
 // the last layer computes; an empty list means all nodes (every rows[l] is
 // then `all`). A layer whose needed rows cover every node is `all`, as are
 // all layers below it. The sets are built with relaxed atomic ORs of the
-// same bits, so the result does not depend on the thread count.
+// same bits, so the result does not depend on the thread count. With
+// `give_back_pages` (a paged topology: the CSR arrays are read-only file
+// mappings) the scan walks the nodes in windows of at most kScanWindowEdges
+// in-edges and gives each window's CSR pages back before the next, so the
+// pages it maps stay a window's, not the whole CSR: on kernels whose page
+// cache maps 2 MiB folios per touch, a 1M-node evaluation otherwise mapped
+// several GB at once.
 StatusOr<std::vector<LayerRows>> NeededRows(const ExecContext& ctx, const kernels::Csr& graph, int num_layers,
-                                            const std::vector<Tensor>& outputs);
+                                            const std::vector<Tensor>& outputs, bool give_back_pages = false);
+inline constexpr int64_t kScanWindowEdges = int64_t{1} << 24;
 
 // Bytes NeededRows holds for a graph of `num_nodes` nodes and `num_layers`
 // layers at most: each kept layer's set and the two sets it builds with.
