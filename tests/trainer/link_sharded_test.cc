@@ -25,6 +25,7 @@
 #include "foresight/trainer/trainer.h"
 #include "sharded_test_util.h"
 #include "testing/testing.h"
+#include "trainer_test_util.h"
 
 namespace foresight::trainer {
 namespace {
@@ -58,24 +59,10 @@ class LinkShardedTest : public ::testing::Test {
         }
       }
     }
-    datasets::TriplesPreprocessOptions o;
-    o.train = dir_->File("train.txt");
-    o.val = dir_->File("valid.txt");
-    o.test = dir_->File("test.txt");
-    testing::WriteFile(o.train, train);
-    testing::WriteFile(o.val, val);
-    testing::WriteFile(o.test, test);
-    o.output = dir_->File("kg");
-    ASSERT_OK(datasets::PreprocessTriples(o, CpuContext()));
+    ASSERT_OK(testing::PreprocessTriplesInto(*dir_, "kg", train, val, test));
     // One relation: fewer relation rows than ranks.
-    testing::WriteFile(dir_->File("train1.txt"), "e0 near e1\ne1 near e2\ne2 near e3\n");
-    testing::WriteFile(dir_->File("valid1.txt"), "e3 near e0\n");
-    testing::WriteFile(dir_->File("test1.txt"), "e0 near e2\n");
-    o.train = dir_->File("train1.txt");
-    o.val = dir_->File("valid1.txt");
-    o.test = dir_->File("test1.txt");
-    o.output = dir_->File("kg1");
-    ASSERT_OK(datasets::PreprocessTriples(o, CpuContext()));
+    ASSERT_OK(testing::PreprocessTriplesInto(*dir_, "kg1", "e0 near e1\ne1 near e2\ne2 near e3\n", "e3 near e0\n",
+                                             "e0 near e2\n"));
   }
   static void TearDownTestSuite() { delete dir_; }
 

@@ -52,15 +52,7 @@ class LinkTrainerTest : public ::testing::Test {
         ++k;
       }
     }
-    datasets::TriplesPreprocessOptions o;
-    o.train = dir_->File("train.txt");
-    o.val = dir_->File("valid.txt");
-    o.test = dir_->File("test.txt");
-    testing::WriteFile(o.train, train);
-    testing::WriteFile(o.val, val);
-    testing::WriteFile(o.test, test);
-    o.output = dir_->File("kg");
-    ASSERT_OK(datasets::PreprocessTriples(o, CpuContext()));
+    ASSERT_OK(testing::PreprocessTriplesInto(*dir_, "kg", train, val, test));
   }
   static void TearDownTestSuite() { delete dir_; }
 

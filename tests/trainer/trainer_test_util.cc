@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "foresight/datasets/triples.h"
 #include "foresight/trainer/trainer.h"
 #include "testing/testing.h"
 
@@ -57,6 +58,19 @@ std::vector<double> StepLosses(const trainer::TrainOptions& options) {
   const Status s = trainer::Train(options, cb, &summary);
   EXPECT_TRUE(s.ok()) << s.ToString();
   return losses;
+}
+
+Status PreprocessTriplesInto(const TempDir& dir, const std::string& name, const std::string& train,
+                             const std::string& val, const std::string& test) {
+  datasets::TriplesPreprocessOptions o;
+  o.train = dir.File(name + ".train.txt");
+  o.val = dir.File(name + ".valid.txt");
+  o.test = dir.File(name + ".test.txt");
+  WriteFile(o.train, train);
+  WriteFile(o.val, val);
+  WriteFile(o.test, test);
+  o.output = dir.File(name);
+  return datasets::PreprocessTriples(o, CpuContext());
 }
 
 }  // namespace foresight::testing

@@ -41,6 +41,12 @@ class SyntheticDatasetTest : public Base {
 // far, when training fails).
 std::vector<double> StepLosses(const trainer::TrainOptions& options);
 
+// Writes NAME.train.txt / NAME.valid.txt / NAME.test.txt (one "head
+// relation tail" triple a line) into `dir` and preprocesses them into
+// dir/NAME: a link test's graph.
+Status PreprocessTriplesInto(const TempDir& dir, const std::string& name, const std::string& train,
+                             const std::string& val, const std::string& test);
+
 // Small, fast options on a synthetic dataset.
 trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string& model, bool full_graph);
 
