@@ -394,4 +394,15 @@ int64_t LookaheadIndexBytes(const CacheConfig& config) {
   return static_cast<int64_t>(Map::CapacityFor(config.window_index_keys) * Map::EntryBytes());
 }
 
+int64_t LookaheadWindowIndexBytesPerKey() {
+  using Map = internal::SparseKeyMap<internal::LookaheadState>;
+  return static_cast<int64_t>(Map::CapacityFor(1 << 20) / (1 << 20) * Map::EntryBytes());
+}
+
+int64_t LookaheadWindowIndexRoundingBytes() {
+  // CapacityFor rounds up to a multiple of 64 entries.
+  using Map = internal::SparseKeyMap<internal::LookaheadState>;
+  return 64 * static_cast<int64_t>(Map::EntryBytes());
+}
+
 }  // namespace foresight::cache

@@ -193,6 +193,91 @@ TEST_F(StaticPolicyTest, EvaluationUnderABudgetGivesTheSameResults) {
   foresight::testing::ExpectSameResults(unbounded, foresight::testing::TrainHistory(o), "under a budget");
 }
 
+// The lookahead planner's index: a flat array over the nodes, or a map of
+// the keys it holds (each slot's and the window's), whichever leaves the
+// cache more rows under a budget, or costs less with --cache-size.
+TEST_F(StaticPolicyTest, ThePlannerIndexTakesTheLayoutThatLeavesMoreCache) {
+  TrainOptions o = Options();
+  o.feature_store = "disk";
+  o.batch_size = 8;
+  o.fanouts = {2, 2};
+  o.lookahead = 1;
+  auto dataset = storage::Dataset::Open(o.dataset);
+  ASSERT_OK(dataset.status());
+  internal::MemoryInputs in;
+  in.dataset = dataset->get();
+  in.options = &o;
+  in.row_bytes = kPipelineRowBytes;
+  auto index_of = [](const internal::MemoryEstimate& e) {
+    for (const internal::MemoryItem& i : e.items) {
+      if (i.name.rfind("planner index", 0) == 0) return i;
+    }
+    return internal::MemoryItem{};
+  };
+  const int64_t flat = 24 * (kPipelineNodes + 1);
+  // W + 1 batches at the fanouts' worst case: 8 seeds, 16 drawn, then 2 for each of those 24.
+  const int64_t window_keys = 2 * (8 + 16 + 48);
+  const int64_t records = cache::SlotRecordBytes(internal::PlannerShape(o, kPipelineNodes));
+  // A budget a little above the rest: the map (7 KiB and 64 bytes a slot)
+  // leaves more rows than the 47 KiB array.
+  o.memory_budget = 1;
+  const int64_t rest = internal::EstimateMemory(in).total() - internal::EstimateMemory(in).items.back().bytes;
+  o.memory_budget = rest + 64 * 1024;
+  internal::MemoryEstimate e = internal::EstimateMemory(in);
+  EXPECT_EQ(index_of(e).scale, internal::MemoryScale::kBatch) << index_of(e).name;
+  EXPECT_EQ(e.index_window_keys, window_keys);
+  EXPECT_EQ(e.index_bytes_per_slot, 64);
+  EXPECT_EQ(internal::FeatureSlotBytes(o, kPipelineNodes, e), records + 64);
+  const int64_t left = o.memory_budget - rest;
+  const int64_t window_rows = (left - index_of(e).bytes) / (kPipelineRowBytes + records + 64);
+  EXPECT_GT(window_rows, (left - flat) / (kPipelineRowBytes + records));
+  // A large budget: the array's 24 bytes a node cost less than 64 a slot.
+  o.memory_budget = rest + (int64_t{64} << 20);
+  e = internal::EstimateMemory(in);
+  EXPECT_EQ(index_of(e).bytes, flat);
+  EXPECT_EQ(index_of(e).scale, internal::MemoryScale::kGraph);
+  EXPECT_EQ(e.index_window_keys, 0);
+  EXPECT_EQ(internal::FeatureSlotBytes(o, kPipelineNodes, e), records);
+  // --cache-size: the smaller of the two.
+  o.memory_budget = 0;
+  o.cache_size = 100 * kPipelineRowBytes;
+  EXPECT_EQ(internal::EstimateMemory(in).index_window_keys, window_keys);
+  o.cache_size = 1000 * kPipelineRowBytes;
+  EXPECT_EQ(internal::EstimateMemory(in).index_window_keys, 0);
+  // A window of more batches than the array costs.
+  o.cache_size = 100 * kPipelineRowBytes;
+  o.lookahead = 64;
+  EXPECT_EQ(internal::EstimateMemory(in).index_window_keys, 0);
+  // lru keeps its flat array whatever the window.
+  o.lookahead = 1;
+  o.cache_policy = "lru";
+  EXPECT_EQ(internal::EstimateMemory(in).index_window_keys, 0);
+}
+
+// A run whose planner indexes the window's keys trains as the memory store
+// does (the plans do not depend on the index: planner_rules_test).
+TEST_F(StaticPolicyTest, AWindowIndexedCacheGivesTheSameResults) {
+  TrainOptions o = Options();
+  o.batch_size = 8;
+  o.fanouts = {2, 2};
+  o.lookahead = 1;
+  o.epochs = 1;
+  const std::vector<EpochMetrics> memory = foresight::testing::TrainHistory(o);
+  o.feature_store = "disk";
+  o.cache_size = 100 * kPipelineRowBytes;
+  auto dataset = storage::Dataset::Open(o.dataset);
+  ASSERT_OK(dataset.status());
+  internal::MemoryInputs in;
+  in.dataset = dataset->get();
+  in.options = &o;
+  in.row_bytes = kPipelineRowBytes;
+  ASSERT_GT(internal::EstimateMemory(in).index_window_keys, 0);  // the case under test
+  const std::vector<EpochMetrics> windowed = foresight::testing::TrainHistory(o);
+  foresight::testing::ExpectSameResults(memory, windowed, "window index");
+  ASSERT_EQ(windowed.size(), 1u);
+  EXPECT_GT(windowed[0].cache_misses, 0);
+}
+
 // The cache gets what the estimate leaves of the budget, no more; a budget
 // that leaves nothing is refused listing the items.
 TEST(PlanCacheBytes, TheCacheIsWhatTheEstimateLeaves) {

@@ -85,7 +85,7 @@ class MiniBatchRunner : public EpochRunner {
     memory_ = EstimateMemory(mi);
     FS_ASSIGN_OR_RETURN(cache_bytes_, PlanCacheBytes(o, memory_));
     // What the budget leaves pays each slot's row and its planner records.
-    const int64_t records = cache::SlotRecordBytes(PlannerShape(o, d.num_nodes()));
+    const int64_t records = FeatureSlotBytes(o, d.num_nodes(), memory_);
     if (o.cache_size < 0) cache_bytes_ = CacheRowBytesWithin(cache_bytes_, RowBytes(), records);
     // More slots than rows would only cost planner memory.
     cache_bytes_ = std::min(cache_bytes_, d.num_nodes() * RowBytes());
@@ -104,7 +104,7 @@ class MiniBatchRunner : public EpochRunner {
     FS_ASSIGN_OR_RETURN(cache_policy_, cache::ParsePolicy(o.cache_policy));
     if (o.memory_budget > 0) {
       FS_LOG(INFO) << "memory budget " << FormatBytes(o.memory_budget) << ": " << memory_.Describe()
-                   << "; feature cache " << FormatBytes(cache_bytes_) << " + its slots' records "
+                   << "; feature cache " << FormatBytes(cache_bytes_) << " + its slots' planner records "
                    << FormatBytes(cache_bytes_ / std::max<int64_t>(1, RowBytes()) * records)
                    << "; evaluation in chunks of "
                    << memory_.evaluation.chunk_size << " with " << FormatBytes(memory_.evaluation.layer_bytes)
@@ -349,7 +349,7 @@ class MiniBatchRunner : public EpochRunner {
     TrainSummary* out = state_.plan_out;
     if (out == nullptr) return Internal("plan_only: no summary to write the plan to");
     out->minimum_budget_bytes =
-        MinimumBudget(e, RowBytes() + cache::SlotRecordBytes(PlannerShape(o, state_.data->dataset->num_nodes())));
+        MinimumBudget(e, RowBytes() + FeatureSlotBytes(o, state_.data->dataset->num_nodes(), e));
     std::string text = "memory plan of " + o.dataset + " (" + std::to_string(o.batch_size) + " seeds a batch, " +
                        std::to_string(o.lookahead) + " batches of lookahead, " + o.feature_store +
                        " feature store):\n" + e.Table();
@@ -357,10 +357,10 @@ class MiniBatchRunner : public EpochRunner {
             FormatBytes(e.evaluation.layer_bytes) + " of hidden layers in RAM (the rest in a scratch file)\n";
     if (state_.options->memory_budget > 0) {
       const int64_t left = state_.options->memory_budget - e.total();
-      const int64_t records = cache::SlotRecordBytes(PlannerShape(o, state_.data->dataset->num_nodes()));
+      const int64_t records = FeatureSlotBytes(o, state_.data->dataset->num_nodes(), e);
       const int64_t rows = std::min(CacheRowBytesWithin(left, RowBytes(), records), AllRowsBytes());
       text += "feature cache under --memory-budget " + FormatBytes(state_.options->memory_budget) + ": " +
-              (left > 0 ? FormatBytes(rows) + " + its slots' records " +
+              (left > 0 ? FormatBytes(rows) + " + its slots' planner records " +
                               FormatBytes(rows / std::max<int64_t>(1, RowBytes()) * records)
                         : std::string("none (below the minimum)")) +
               "\n";
@@ -450,6 +450,11 @@ class MiniBatchRunner : public EpochRunner {
     c.cache.lookahead = o.lookahead;
     c.cache.writable = false;
     c.cache.key_space = d.num_nodes();
+    // The planner's index as the memory plan chose it: a map made for the
+    // slots and the window's keys, or a flat array over the nodes.
+    if (memory_.index_window_keys > 0 && RowBytes() > 0) {
+      c.cache.window_index_keys = cache_bytes_ / RowBytes() + memory_.index_window_keys;
+    }
     // Rows on one 4 KiB page of the disk store (.npy data starts page
     // aligned), so a miss's read can bring the page's other rows.
     constexpr int64_t kPage = 4096;

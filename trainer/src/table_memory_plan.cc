@@ -31,7 +31,7 @@ void AddTableStoreItems(const TrainOptions& o, int64_t table_rows, int64_t row_b
     cache::CacheConfig c;
     c.window_index_keys = window_keys;
     // + the rounding of a map made for more keys
-    e->items.push_back({"cache index", cache::LookaheadIndexBytes(c) + 64 * 32, MemoryScale::kBatch});
+    e->items.push_back({"cache index", cache::LookaheadIndexBytes(c) + cache::LookaheadWindowIndexRoundingBytes(), MemoryScale::kBatch});
   } else if (o.table_store != "memory" || o.cache_size != 0) {
     e->items.push_back({"cache index", table_rows * 8, MemoryScale::kGraph});
   }

@@ -20,6 +20,7 @@ int64_t Bytes(const Tensor& t) { return t.defined() ? static_cast<int64_t>(t.nby
 // Upper bounds of one sampled batch: distinct input rows, block edges, and
 // each block's destination rows (input side first).
 struct BatchBound {
+  int64_t worst_rows = 0;  // the fanouts' worst case, whatever was probed
   int64_t rows = 0;
   int64_t edges = 0;
   std::vector<int64_t> dst;
@@ -46,6 +47,7 @@ BatchBound BoundBatch(const MemoryInputs& in, int64_t num_nodes, int64_t num_edg
     b.edges += drawn;
     dst = std::min<int64_t>(num_nodes, dst + drawn);
   }
+  b.worst_rows = dst;
   b.rows = WithHeadroom(in.probe_rows, dst);
   b.edges = WithHeadroom(in.probe_edges, b.edges);
   // blocks[l] is hop (L - 1 - l): the input-side block has the most rows.
@@ -56,6 +58,49 @@ BatchBound BoundBatch(const MemoryInputs& in, int64_t num_nodes, int64_t num_edg
     b.dst.push_back(WithHeadroom(probed, worst));
   }
   return b;
+}
+
+// The feature cache planner's per-key index. lru and static keep a flat
+// array over the nodes (8 bytes a node, touched as keys are met). Lookahead
+// keeps either a flat array (24 bytes a node) or a map of the keys it holds
+// (LookaheadWindowIndexBytesPerKey, 64 bytes a key): each slot's key, and
+// the keys of the W + 1 batches it indexes ahead, counted at the fanouts'
+// worst case, since the map must never outgrow what it was made for (a
+// rehash holds two tables at once). At 100M nodes the array is 2.24 GiB;
+// the map, for a window of 33 batches of up to 61k rows, 123 MiB plus 64
+// bytes a slot. Under a budget the layout that leaves the cache more rows
+// is taken; with --cache-size, the smaller; with neither (no cache to
+// size) or at a budget too small for both, the one whose own bytes are
+// fewer.
+void AddPlannerIndex(const MemoryInputs& in, int64_t worst_rows, MemoryEstimate* e) {
+  const TrainOptions& o = *in.options;
+  const int64_t n = in.dataset->num_nodes();
+  const cache::CacheConfig shape = PlannerShape(o, n);
+  const int64_t flat = cache::PlannerIndexBytes(shape);
+  bool window = false;
+  const int64_t per_key = cache::LookaheadWindowIndexBytesPerKey();
+  const int64_t window_keys = std::min<int64_t>(n, static_cast<int64_t>(o.lookahead + 1) * worst_rows);
+  const int64_t window_bytes = window_keys * per_key + cache::LookaheadWindowIndexRoundingBytes();
+  if (shape.policy == cache::Policy::kLookahead && in.row_bytes > 0) {
+    const int64_t slot = in.row_bytes + cache::SlotRecordBytes(shape);
+    const int64_t left = o.memory_budget - e->total();
+    if (o.cache_size >= 0) {
+      window = window_bytes + o.cache_size / in.row_bytes * per_key < flat;
+    } else if (o.memory_budget > 0 && left > std::max(flat, window_bytes)) {
+      window = (left - window_bytes) / (slot + per_key) > (left - flat) / slot;
+    } else {
+      window = window_bytes < flat;
+    }
+  }
+  if (!window) {
+    e->items.push_back({"planner index (an entry per node)", flat, MemoryScale::kGraph});
+    return;
+  }
+  e->items.push_back({"planner index (the keys of " + std::to_string(o.lookahead + 1) + " batches; " +
+                          std::to_string(per_key) + " B a slot more)",
+                      window_bytes, MemoryScale::kBatch});
+  e->index_window_keys = window_keys;
+  e->index_bytes_per_slot = per_key;
 }
 
 }  // namespace
@@ -234,10 +279,6 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   }
   const int64_t optimizer_states = o.optimizer == "sgd" ? 1 : 2;
   add("model + optimizer", in.parameters * 4 * (2 + optimizer_states), MemoryScale::kFixed);
-  // The cache planner's per-node index (flat over the nodes, touched as
-  // they are met: lookahead 24 bytes a node, lru and static 8).
-  add("planner index", cache::PlannerIndexBytes(PlannerShape(o, n)), MemoryScale::kGraph);
-
   const BatchBound bb = BoundBatch(in, n, d.num_edges());
   // The sample stage's sampler: an id table sized to the batch (8-byte
   // entries, 16 on graphs of 2^31 nodes and more; at least four times the
@@ -292,6 +333,8 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
     e.compute_turn_bytes = evaluation;
     e.evaluation = PlanEvaluation(in, evaluation);
   }
+  // Last: which index leaves the cache more depends on what the rest takes.
+  AddPlannerIndex(in, bb.worst_rows, &e);
   return e;
 }
 
@@ -302,6 +345,10 @@ cache::CacheConfig PlannerShape(const TrainOptions& options, int64_t num_nodes) 
   c.policy = policy.ok() ? *policy : cache::Policy::kLookahead;
   c.key_space = std::max<int64_t>(1, num_nodes);
   return c;
+}
+
+int64_t FeatureSlotBytes(const TrainOptions& options, int64_t num_nodes, const MemoryEstimate& estimate) {
+  return cache::SlotRecordBytes(PlannerShape(options, num_nodes)) + estimate.index_bytes_per_slot;
 }
 
 int64_t CacheRowBytesWithin(int64_t bytes, int64_t row_bytes, int64_t record_bytes) {

@@ -58,6 +58,14 @@ struct MemoryEstimate {
   // in them (PlanEvaluation).
   int64_t compute_turn_bytes = 0;
   EvaluationPlan evaluation;
+  // The feature cache planner's index (its item is "planner index"):
+  // index_window_keys 0 is a flat array over the nodes; otherwise a map of
+  // the keys the planner holds, made for the cache's slots plus
+  // index_window_keys keys of the batches it indexes ahead
+  // (cache::CacheConfig::window_index_keys), each slot paying
+  // index_bytes_per_slot beside its row and records (FeatureSlotBytes).
+  int64_t index_window_keys = 0;
+  int64_t index_bytes_per_slot = 0;
 };
 
 struct MemoryInputs {
@@ -111,6 +119,9 @@ StatusOr<int64_t> PlanCacheBytes(const TrainOptions& options, const MemoryEstima
 // `num_nodes`: its policy and dense node keys (for PlannerIndexBytes and
 // SlotRecordBytes).
 cache::CacheConfig PlannerShape(const TrainOptions& options, int64_t num_nodes);
+// What a feature cache slot costs beside its row: the planner's records
+// (cache::SlotRecordBytes) and, with the window index, its key's entry.
+int64_t FeatureSlotBytes(const TrainOptions& options, int64_t num_nodes, const MemoryEstimate& estimate);
 // The row bytes of a cache given `bytes` of a budget when every slot pays
 // its row and `record_bytes` of planner records (cache::SlotRecordBytes):
 // whole slots only. With 32-byte rows the records take 44% of the bytes.

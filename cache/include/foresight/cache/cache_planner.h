@@ -139,6 +139,11 @@ struct CacheConfig {
 // key_space (dense keys, window_index_keys 0), else the hash map made for
 // window_index_keys keys (as long as it holds no more).
 int64_t LookaheadIndexBytes(const CacheConfig& config);
+// The window index's bytes per key it is made for (a 32-byte entry, the
+// map at most half full), and the most its rounding adds to a map: what a
+// memory plan charges per cache slot and per key of the window.
+int64_t LookaheadWindowIndexBytesPerKey();
+int64_t LookaheadWindowIndexRoundingBytes();
 
 // Bytes of any policy's per-key index at most: LookaheadIndexBytes for
 // lookahead; for lru and static with dense keys their flat array over
