@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace foresight {
@@ -41,9 +42,17 @@ int64_t ProcStatusBytes(const std::string& field) {
 }
 
 int64_t MappedRssBytes(const std::string& dir) {
+  // smaps names files by their canonical path: a relative or symlinked
+  // `dir` (a dataset given as "run/data") must be resolved, or nothing
+  // under it is found.
+  std::string canonical = dir;
+  if (char* resolved = ::realpath(dir.c_str(), nullptr); resolved != nullptr) {
+    canonical = resolved;
+    std::free(resolved);
+  }
   FILE* f = std::fopen("/proc/self/smaps", "r");
   if (f == nullptr) return 0;
-  const std::string prefix = dir.empty() || dir.back() == '/' ? dir : dir + "/";
+  const std::string prefix = canonical.empty() || canonical.back() == '/' ? canonical : canonical + "/";
   int64_t total = 0;
   bool in_dir = false;
   char line[4096];

@@ -15,7 +15,8 @@ int64_t PeakRssBytes();
 // (anonymous pages resident) or "RssFile" (file pages mapped).
 int64_t ProcStatusBytes(const std::string& field);
 // Resident bytes of this process's file mappings under `dir`
-// (/proc/self/smaps), e.g. a dataset's mmap'd arrays.
+// (/proc/self/smaps), e.g. a dataset's mmap'd arrays. `dir` may be
+// relative or reached through symlinks.
 int64_t MappedRssBytes(const std::string& dir);
 
 }  // namespace foresight
