@@ -313,6 +313,11 @@ const std::vector<TrainKey>& TrainKeys() {
        "Disk store, lookahead cache: with each miss also fetch the rows on its 4 KiB page that the window "
        "needs and the cache admits (one read serves them; results unchanged)",
        &O::page_companions, "on|off", false},
+      {"planner-index",
+       "Lookahead feature cache: the planner's index of keys, an array over the nodes (flat: 24 B a node, fastest) "
+       "or a map of the window's and the cache's keys (window: 64 B a key); auto = whichever leaves the cache more "
+       "rows (results unchanged)",
+       &O::planner_index, "auto|flat|window", false},
       {"hot-fraction",
        "Lookahead feature cache: the fraction of its slots pinned to the rows of highest in-degree (a static "
        "tier, read once) beside the lookahead tier; -1 = auto (0: measured, such a tier reads more; results unchanged)",

@@ -47,6 +47,7 @@ cache_size: 64M
 lookahead: 4
 io_depth: 16
 page_companions: "off"
+planner_index: flat
 hot_fraction: 0
 memory-budget: 1G
 allreduce-bucket: 64K
@@ -115,6 +116,7 @@ cache-size = "64M"
 lookahead = 4
 io-depth = 16
 page-companions = "off"
+planner-index = "flat"
 hot-fraction = 0.0
 memory_budget = 1073741824
 allreduce_bucket = 65536
@@ -182,6 +184,7 @@ std::vector<FlagValue> kFlags = {
     {"lookahead", ConfigValue::Text("4")},
     {"io-depth", ConfigValue::Text("16")},
     {"page-companions", ConfigValue::Text("off")},
+    {"planner-index", ConfigValue::Text("flat")},
     {"hot-fraction", ConfigValue::Text("0")},
     {"memory-budget", ConfigValue::Text("1G")},
     {"allreduce-bucket", ConfigValue::Text("64K")},
@@ -261,6 +264,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.lookahead, 4);
   EXPECT_EQ(o.io_depth, 16);
   EXPECT_EQ(o.page_companions, "off");
+  EXPECT_EQ(o.planner_index, "flat");
   EXPECT_EQ(o.hot_fraction, 0.0);
   EXPECT_EQ(o.memory_budget, int64_t{1} << 30);
   EXPECT_EQ(o.order, "partition");

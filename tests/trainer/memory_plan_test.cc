@@ -248,10 +248,21 @@ TEST_F(StaticPolicyTest, ThePlannerIndexTakesTheLayoutThatLeavesMoreCache) {
   o.cache_size = 100 * kPipelineRowBytes;
   o.lookahead = 64;
   EXPECT_EQ(internal::EstimateMemory(in).index_window_keys, 0);
-  // lru keeps its flat array whatever the window.
+  // --planner-index says which, whatever they cost.
+  o.planner_index = "window";
+  EXPECT_EQ(internal::EstimateMemory(in).index_window_keys, std::min<int64_t>(kPipelineNodes, 65 * 72));
   o.lookahead = 1;
+  o.planner_index = "flat";
+  EXPECT_EQ(internal::EstimateMemory(in).index_window_keys, 0);
+  // lru keeps its flat array whatever the window; a window index for it is
+  // refused.
+  o.planner_index = "auto";
   o.cache_policy = "lru";
   EXPECT_EQ(internal::EstimateMemory(in).index_window_keys, 0);
+  o.planner_index = "window";
+  EXPECT_ERROR_CONTAINS(o.Validate(), "planner_index: the window index is the lookahead policy's");
+  o.planner_index = "sometimes";
+  EXPECT_ERROR_CONTAINS(o.Validate(), "planner_index: 'sometimes' is not one of auto, flat, window");
 }
 
 // A run whose planner indexes the window's keys trains as the memory store
@@ -274,8 +285,16 @@ TEST_F(StaticPolicyTest, AWindowIndexedCacheGivesTheSameResults) {
   ASSERT_GT(internal::EstimateMemory(in).index_window_keys, 0);  // the case under test
   const std::vector<EpochMetrics> windowed = foresight::testing::TrainHistory(o);
   foresight::testing::ExpectSameResults(memory, windowed, "window index");
+  o.planner_index = "flat";
+  ASSERT_EQ(internal::EstimateMemory(in).index_window_keys, 0);
+  const std::vector<EpochMetrics> flat = foresight::testing::TrainHistory(o);
   ASSERT_EQ(windowed.size(), 1u);
+  ASSERT_EQ(flat.size(), 1u);
   EXPECT_GT(windowed[0].cache_misses, 0);
+  // The same plans: the same hits and reads, row for row.
+  EXPECT_EQ(windowed[0].cache_hits, flat[0].cache_hits);
+  EXPECT_EQ(windowed[0].cache_misses, flat[0].cache_misses);
+  EXPECT_EQ(windowed[0].bytes_read, flat[0].bytes_read);
 }
 
 // The cache gets what the estimate leaves of the budget, no more; a budget

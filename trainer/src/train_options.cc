@@ -108,6 +108,13 @@ Status TrainOptions::Validate() const {
   if (cache_policy != "lookahead" && cache_policy != "lru" && cache_policy != "static") {
     return InvalidArgument("cache_policy: '" + cache_policy + "' is not one of lookahead, lru, static");
   }
+  if (planner_index != "auto" && planner_index != "flat" && planner_index != "window") {
+    return InvalidArgument("planner_index: '" + planner_index + "' is not one of auto, flat, window");
+  }
+  if (planner_index == "window" && cache_policy != "lookahead") {
+    return InvalidArgument("planner_index: the window index is the lookahead policy's; cache_policy " + cache_policy +
+                           " keeps an array over the keys (use auto or flat)");
+  }
   if (hot_fraction != -1 && !(hot_fraction >= 0 && hot_fraction <= 1)) {
     return InvalidArgument("hot_fraction: must be in [0, 1] (or -1: auto), got " + std::to_string(hot_fraction));
   }

@@ -68,10 +68,10 @@ BatchBound BoundBatch(const MemoryInputs& in, int64_t num_nodes, int64_t num_edg
 // worst case, since the map must never outgrow what it was made for (a
 // rehash holds two tables at once). At 100M nodes the array is 2.24 GiB;
 // the map, for a window of 33 batches of up to 61k rows, 123 MiB plus 64
-// bytes a slot. Under a budget the layout that leaves the cache more rows
-// is taken; with --cache-size, the smaller; with neither (no cache to
-// size) or at a budget too small for both, the one whose own bytes are
-// fewer.
+// bytes a slot. --planner-index flat or window says which; auto takes,
+// under a budget, the layout that leaves the cache more rows; with
+// --cache-size, the smaller; with neither (no cache to size) or at a
+// budget too small for both, the one whose own bytes are fewer.
 void AddPlannerIndex(const MemoryInputs& in, int64_t worst_rows, MemoryEstimate* e) {
   const TrainOptions& o = *in.options;
   const int64_t n = in.dataset->num_nodes();
@@ -81,7 +81,9 @@ void AddPlannerIndex(const MemoryInputs& in, int64_t worst_rows, MemoryEstimate*
   const int64_t per_key = cache::LookaheadWindowIndexBytesPerKey();
   const int64_t window_keys = std::min<int64_t>(n, static_cast<int64_t>(o.lookahead + 1) * worst_rows);
   const int64_t window_bytes = window_keys * per_key + cache::LookaheadWindowIndexRoundingBytes();
-  if (shape.policy == cache::Policy::kLookahead && in.row_bytes > 0) {
+  if (o.planner_index == "window") {
+    window = shape.policy == cache::Policy::kLookahead;
+  } else if (o.planner_index == "auto" && shape.policy == cache::Policy::kLookahead && in.row_bytes > 0) {
     const int64_t slot = in.row_bytes + cache::SlotRecordBytes(shape);
     const int64_t left = o.memory_budget - e->total();
     if (o.cache_size >= 0) {

@@ -154,6 +154,15 @@ struct TrainOptions {
   // same read serves them. "off": only the batch's own rows. Results are
   // the same bits either way. Default: on
   std::string page_companions = "on";
+  // GNN feature cache with the lookahead policy: how its planner finds a
+  // key's state. "flat": an array over the nodes (24 bytes a node, the
+  // fastest lookups); "window": a map of the keys it holds, each slot's
+  // and the window's (64 bytes a key, sized to the cache and the window,
+  // not the graph: at 100M nodes 2.24 GiB against about 0.1 GiB + 64
+  // bytes a slot); "auto": under --memory-budget the one that leaves the
+  // cache more rows, with --cache-size the smaller. Results are the same
+  // bits either way. Default: auto
+  std::string planner_index = "auto";
   // GNN feature cache with the lookahead policy: the fraction of its slots
   // that form a static tier beside the lookahead tier, holding the rows of
   // highest in-degree (sampled most often), filled once and never evicted
