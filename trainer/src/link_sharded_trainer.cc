@@ -32,6 +32,7 @@
 #include "link_export.h"
 #include "link_loss.h"
 #include "link_scorer.h"
+#include "link_tables.h"
 #include "link_trainer.h"
 #include "temp_dir.h"
 
@@ -68,8 +69,6 @@ LinkBatch RankPartOfLinkBatch(const LinkBatch& b, int rank, int ranks) {
 
 namespace {
 
-constexpr uint64_t kRelationSeedStream = 0x52454C53ull;  // as link_trainer.cc: the relation rows' seed
-
 // One id a bag: offsets 0..n.
 Tensor OneIdBags(int64_t n) {
   Tensor offsets = Tensor::Empty({n + 1}, DType::kI64);
@@ -104,13 +103,7 @@ class ShardedLinkTrainer : public LinkModel {
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingBagCollectionOptions eo;
     eo.table_rows = {lt_.num_entities()};
-    eo.dim = o_.embedding_dim;
-    eo.optimizer = opt;
-    eo.init.seed = o_.seed;
-    eo.init.scale = o_.init_scale;
-    eo.store.create = true;
-    eo.cache.lookahead = o_.lookahead;
-    eo.cache.policy = o_.cache_policy == "lru" ? cache::Policy::kLru : cache::Policy::kLookahead;
+    SetLinkEntityTableOptions(o_, opt, &eo);
     if (o_.table_store == "disk") {
       kernels::EmbeddingRowLayout layout;
       layout.dim = eo.dim;
@@ -125,12 +118,8 @@ class ShardedLinkTrainer : public LinkModel {
       eo.store.io_depth = o_.io_depth;
     }
     FS_ASSIGN_OR_RETURN(entities_, embed::ShardedEmbeddingBags::Open(eo, embed::ShardingKind::kRow, comm_));
-    embed::EmbeddingBagCollectionOptions ro = eo;
+    embed::EmbeddingBagCollectionOptions ro = LinkRelationTableOptions(o_, eo);
     ro.table_rows = {relation_rows};
-    ro.init.seed = Mix64(o_.seed ^ kRelationSeedStream);
-    ro.store = storage::RowStoreOptions();
-    ro.store.create = true;
-    ro.cache = cache::CacheConfig();
     FS_ASSIGN_OR_RETURN(relations_, embed::ShardedEmbeddingBags::Open(ro, embed::ShardingKind::kRow, comm_));
     config_.kind = opt;
     config_.lr = o_.sparse_lr;

@@ -39,12 +39,11 @@
 #include "link_loss.h"
 #include "link_memory_plan.h"
 #include "link_scorer.h"
+#include "link_tables.h"
 #include "table_memory_plan.h"
 
 namespace foresight::trainer::internal {
 namespace {
-
-constexpr uint64_t kRelationSeedStream = 0x52454C53ull;  // relation rows' initialiser seed
 
 // Copies the embeddings (the first dim floats of each row) of a batch's
 // positions out of its rows.
@@ -83,13 +82,7 @@ class LinkTrainer : public LinkModel {
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingTableOptions eo;
     eo.rows = lt_.num_entities();
-    eo.dim = o_.embedding_dim;
-    eo.optimizer = opt;
-    eo.init.seed = o_.seed;
-    eo.init.scale = o_.init_scale;
-    eo.store.create = true;
-    eo.cache.lookahead = o_.lookahead;
-    eo.cache.policy = o_.cache_policy == "lru" ? cache::Policy::kLru : cache::Policy::kLookahead;
+    SetLinkEntityTableOptions(o_, opt, &eo);
     kernels::EmbeddingRowLayout layout;
     layout.dim = eo.dim;
     layout.optimizer = opt;
@@ -120,12 +113,8 @@ class LinkTrainer : public LinkModel {
       eo.store.io_depth = o_.io_depth;
     }
     FS_ASSIGN_OR_RETURN(entities_, embed::EmbeddingTable::Open(eo));
-    embed::EmbeddingTableOptions ro = eo;
+    embed::EmbeddingTableOptions ro = LinkRelationTableOptions(o_, eo);
     ro.rows = relation_rows;
-    ro.init.seed = Mix64(o_.seed ^ kRelationSeedStream);
-    ro.store = storage::RowStoreOptions();
-    ro.store.create = true;
-    ro.cache = cache::CacheConfig();
     FS_ASSIGN_OR_RETURN(relations_, embed::EmbeddingTable::Open(ro));
     config_.kind = opt;
     config_.lr = o_.sparse_lr;
