@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint_lock.h"
+#include "foresight/core/communicator.h"
 #include "foresight/trainer/trainer.h"
 #include "synthetic_dataset.h"
 #include "test_points.h"
@@ -162,6 +164,45 @@ TEST_F(CheckpointFaultTest, ADirectoryHeldByAnotherProcessIsRefusedUntilItDies) 
   ASSERT_OK(Train(o, &s));  // the stale lock file of the dead holder is reused
   EXPECT_EQ(s.epochs_completed, 1);
   EXPECT_FALSE(std::filesystem::exists(lock));
+}
+
+// OpenCheckpointDir, how DLRM and the link models take their directory:
+// the writer holds the lock and then removes leftovers (a failure there
+// is the call's); a second open is refused while the lock lives; a
+// non-writer rank neither locks nor removes.
+int leftover_removals = 0;
+Status CountRemoval(const std::string&) {
+  ++leftover_removals;
+  return Status::OK();
+}
+Status FailRemoval(const std::string& dir) { return DataLoss("cannot remove the leftovers in " + dir); }
+
+TEST_F(CheckpointFaultTest, OpenCheckpointDirLocksThenRemovesLeftoversOnTheWriterOnly) {
+  const std::string ckpt = dir_.File("shared_ckpt");
+  std::unique_ptr<Communicator> one = MakeSingleProcessCommunicator();
+  leftover_removals = 0;
+  std::unique_ptr<internal::CheckpointDirLock> lock;
+  ASSERT_OK(internal::OpenCheckpointDir(ckpt, /*writer=*/true, one.get(), CountRemoval, &lock));
+  ASSERT_NE(lock, nullptr);
+  EXPECT_EQ(leftover_removals, 1);
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/lock"));
+
+  std::unique_ptr<internal::CheckpointDirLock> second;
+  const Status refused = internal::OpenCheckpointDir(ckpt, true, nullptr, CountRemoval, &second);
+  EXPECT_ERROR_CONTAINS(refused, "checkpoint directory " + ckpt + " is in use by another training");
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(second, nullptr);
+  EXPECT_EQ(leftover_removals, 1) << "leftovers removed without the lock";
+
+  std::unique_ptr<internal::CheckpointDirLock> reader;
+  ASSERT_OK(internal::OpenCheckpointDir(ckpt, /*writer=*/false, nullptr, CountRemoval, &reader));
+  EXPECT_EQ(reader, nullptr);
+  EXPECT_EQ(leftover_removals, 1);
+
+  lock.reset();
+  EXPECT_FALSE(std::filesystem::exists(ckpt + "/lock"));
+  const Status failed = internal::OpenCheckpointDir(ckpt, true, one.get(), FailRemoval, &second);
+  EXPECT_ERROR_CONTAINS(failed, "cannot remove the leftovers in " + ckpt);
 }
 
 }  // namespace

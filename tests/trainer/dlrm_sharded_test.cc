@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,7 +21,6 @@
 #include "foresight/core/thread_pool.h"
 #include "foresight/datasets/clicks.h"
 #include "foresight/kernels/ops.h"
-#include "foresight/storage/npy.h"
 #include "foresight/trainer/inference.h"
 #include "foresight/trainer/trainer.h"
 #include "sharded_test_util.h"
@@ -174,16 +172,8 @@ TEST_F(DlrmShardedTest, ShardCheckpointsResumeOnTheSameRanks) {
     io.checkpoint_dir = one.checkpoint_dir;
     ASSERT_OK(Export(io, shared.File("export_single")));
     for (int k = 0; k < 5; ++k) {
-      const std::string name = "table_" + std::to_string(k) + ".npy";
-      ASSERT_OK_AND_ASSIGN(Tensor a, storage::LoadNpy(shared.File("export_single/" + name)));
-      ASSERT_OK_AND_ASSIGN(Tensor b, storage::LoadNpy(shared.File("export_full/" + name)));
-      ASSERT_EQ(ShapeToString(a.shape()), ShapeToString(b.shape())) << name;
-      double worst = 0;
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        worst = std::max(worst, static_cast<double>(std::abs(a.data<float>()[i] - b.data<float>()[i])));
-      }
-      EXPECT_LE(worst, 1e-6) << name << " exported from " << ranks << " ranks' shards";
-      std::printf("%s from %d ranks' shards: largest difference from one rank's %.3g\n", name.c_str(), ranks, worst);
+      ExpectExportedLikeOneRank(shared.File("export_single"), shared.File("export_full"),
+                                "table_" + std::to_string(k) + ".npy", 1e-6, ranks);
     }
   }
 

@@ -14,14 +14,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "foresight/core/communicator.h"
 #include "foresight/datasets/triples.h"
-#include "foresight/storage/npy.h"
 #include "foresight/trainer/trainer.h"
 #include "sharded_test_util.h"
 #include "testing/testing.h"
@@ -175,20 +173,7 @@ TEST_F(LinkShardedTest, ShardCheckpointsResumeOnTheSameRanksAndExportGathersTheR
     std::unique_ptr<Communicator> single = MakeSingleProcessCommunicator();
     ASSERT_OK(TrainOn(one, single.get()).status);
     for (const char* name : {"entity_embeddings.npy", "relation_embeddings.npy", "entity_ids.npy"}) {
-      ASSERT_OK_AND_ASSIGN(Tensor a, storage::LoadNpy(shared.File(std::string("export_single/") + name)));
-      ASSERT_OK_AND_ASSIGN(Tensor b, storage::LoadNpy(shared.File(std::string("export_full/") + name)));
-      ASSERT_EQ(ShapeToString(a.shape()), ShapeToString(b.shape())) << name;
-      ASSERT_EQ(a.dtype(), b.dtype()) << name;
-      if (a.dtype() != DType::kF32) {
-        EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0) << name;
-        continue;
-      }
-      double worst = 0;
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        worst = std::max(worst, static_cast<double>(std::abs(a.data<float>()[i] - b.data<float>()[i])));
-      }
-      EXPECT_LE(worst, 1e-4) << name << " exported from " << ranks << " ranks' shards";
-      std::printf("%s from %d ranks' shards: largest difference from one rank's %.3g\n", name, ranks, worst);
+      ExpectExportedLikeOneRank(shared.File("export_single"), shared.File("export_full"), name, 1e-4, ranks);
     }
   }
   ASSERT_OK((*world)->Barrier());

@@ -367,6 +367,14 @@ TEST_F(LinkTrainerTest, UnsupportedCombinationsAreRefusedByName) {
   o = Options("distmult");
   o.cache_size = 1024;
   testing::ExpectErrorContains(o.Validate(), "memory cache", {"cache_size", "table_store disk"});
+  // The static hot tier is the GNN feature cache's (task node).
+  o = Options("distmult");
+  o.table_store = "disk";
+  o.hot_fraction = 0.5f;
+  testing::ExpectErrorContains(o.Validate(), "hot tier", {"hot_fraction", "not to task link"});
+  o = Options("sage");
+  o.hot_fraction = 0.5f;
+  testing::ExpectErrorContains(o.Validate(), "hot tier of an encoder", {"hot_fraction", "not to task link"});
   o = Options("distmult");
   o.dataset = dir_->File("absent");
   TrainSummary s;

@@ -169,6 +169,9 @@ TEST_F(SasrecTest, RefusesOptionsItDoesNotUse) {
   o = Options();
   o.adam_beta2 = 1.0f;
   EXPECT_ERROR_CONTAINS(o.Validate(), "adam_beta2: must be in (0, 1)");
+  o = Options();
+  o.hot_fraction = 0.5f;  // the static hot tier is the GNN feature cache's
+  EXPECT_ERROR_CONTAINS(o.Validate(), "hot_fraction: applies to the GNN feature cache of task node, not to sasrec");
 }
 
 }  // namespace

@@ -3,12 +3,16 @@
 // losses, summary and status, and a directory every rank sees.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "foresight/core/communicator.h"
+#include "foresight/storage/npy.h"
 #include "foresight/trainer/trainer.h"
 #include "testing/testing.h"
 
@@ -48,6 +52,28 @@ class SharedDir {
   std::unique_ptr<testing::TempDir> own_;
   std::string path_;
 };
+
+// The .npy file `name` exported from several ranks' shards
+// (full_dir/name) holds what the one-rank run exported (single_dir/name):
+// the same shape and dtype, f32 values within `tolerance` (the largest
+// difference is printed), other dtypes byte for byte.
+inline void ExpectExportedLikeOneRank(const std::string& single_dir, const std::string& full_dir,
+                                      const std::string& name, double tolerance, int ranks) {
+  ASSERT_OK_AND_ASSIGN(Tensor a, storage::LoadNpy(single_dir + "/" + name));
+  ASSERT_OK_AND_ASSIGN(Tensor b, storage::LoadNpy(full_dir + "/" + name));
+  ASSERT_EQ(ShapeToString(a.shape()), ShapeToString(b.shape())) << name;
+  ASSERT_EQ(a.dtype(), b.dtype()) << name;
+  if (a.dtype() != DType::kF32) {
+    EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0) << name;
+    return;
+  }
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::abs(a.data<float>()[i] - b.data<float>()[i])));
+  }
+  EXPECT_LE(worst, tolerance) << name << " exported from " << ranks << " ranks' shards";
+  std::printf("%s from %d ranks' shards: largest difference from one rank's %.3g\n", name.c_str(), ranks, worst);
+}
 
 // Per-rank checkpoint shards, as both sharded tests check them: `o` (its
 // checkpoint_dir unset, its epochs those of `full`, the uninterrupted run

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "data_parallel.h"
+
 namespace foresight::trainer::internal {
 
 namespace {
@@ -91,6 +93,21 @@ CheckpointDirLock::~CheckpointDirLock() {
   ::close(fd_);  // releases the lock
   // rmdir only removes an empty directory: one holding a checkpoint stays.
   if (created_dir_) ::rmdir(dir_.c_str());
+}
+
+Status OpenCheckpointDir(const std::string& dir, bool writer, Communicator* comm,
+                         Status (*remove_leftovers)(const std::string&), std::unique_ptr<CheckpointDirLock>* lock) {
+  Status s;
+  if (writer) {
+    StatusOr<std::unique_ptr<CheckpointDirLock>> acquired = CheckpointDirLock::Acquire(dir);
+    s = acquired.status();
+    if (s.ok()) {
+      *lock = std::move(acquired).value();
+      s = remove_leftovers(dir);
+    }
+  }
+  if (comm != nullptr) s = AllRanksOk(comm, s, "opening the checkpoint directory " + dir);
+  return s;
 }
 
 }  // namespace foresight::trainer::internal

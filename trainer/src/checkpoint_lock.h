@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "foresight/core/communicator.h"
 #include "foresight/core/status.h"
 
 namespace foresight::trainer::internal {
@@ -33,5 +34,14 @@ class CheckpointDirLock {
   int fd_;
   bool created_dir_;
 };
+
+// Gives `dir` to a run on the ranks of `comm` (nullptr: this process
+// alone) until *lock is destroyed: the writer (rank 0, which holds it for
+// all) acquires the lock into *lock, then removes what killed runs left
+// half written in it with remove_leftovers(dir). Collective: every rank
+// learns whether that worked, so they fail together, and the others read
+// the checkpoint only once the writer has cleaned up.
+Status OpenCheckpointDir(const std::string& dir, bool writer, Communicator* comm,
+                         Status (*remove_leftovers)(const std::string&), std::unique_ptr<CheckpointDirLock>* lock);
 
 }  // namespace foresight::trainer::internal

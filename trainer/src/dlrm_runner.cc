@@ -493,16 +493,7 @@ Status DlrmTrainer::Run(TrainSummary* out) {
   // checkpoint once it has cleaned up.
   std::unique_ptr<CheckpointDirLock> lock;
   if (!o_.checkpoint_dir.empty()) {
-    Status s;
-    if (writer_) {
-      StatusOr<std::unique_ptr<CheckpointDirLock>> acquired = CheckpointDirLock::Acquire(o_.checkpoint_dir);
-      s = acquired.status();
-      if (s.ok()) {
-        lock = std::move(acquired).value();
-        s = RemoveDlrmCheckpointLeftovers(o_.checkpoint_dir);
-      }
-    }
-    FS_RETURN_IF_ERROR(AllRanksOk(comm_, s, "opening the checkpoint directory " + o_.checkpoint_dir));
+    FS_RETURN_IF_ERROR(OpenCheckpointDir(o_.checkpoint_dir, writer_, comm_, RemoveDlrmCheckpointLeftovers, &lock));
   }
   baseline_rss_ = CurrentRssBytes();
   FS_RETURN_IF_ERROR(OpenData());

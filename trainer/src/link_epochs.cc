@@ -6,7 +6,6 @@
 #include "foresight/core/logging.h"
 #include "foresight/core/stopwatch.h"
 #include "checkpoint_lock.h"
-#include "data_parallel.h"
 #include "metrics_writer.h"
 
 namespace foresight::trainer::internal {
@@ -52,17 +51,7 @@ Status RunLinkEpochs(const TrainOptions& o, const storage::LinkTriples& lt, Link
   // runs left half written in it goes first.
   std::unique_ptr<CheckpointDirLock> lock;
   if (!o.checkpoint_dir.empty()) {
-    Status s;
-    if (writer) {
-      StatusOr<std::unique_ptr<CheckpointDirLock>> acquired = CheckpointDirLock::Acquire(o.checkpoint_dir);
-      s = acquired.status();
-      if (s.ok()) {
-        lock = std::move(acquired).value();
-        s = RemoveLinkCheckpointLeftovers(o.checkpoint_dir);
-      }
-    }
-    if (comm != nullptr) s = AllRanksOk(comm, s, "opening the checkpoint directory " + o.checkpoint_dir);
-    FS_RETURN_IF_ERROR(s);
+    FS_RETURN_IF_ERROR(OpenCheckpointDir(o.checkpoint_dir, writer, comm, RemoveLinkCheckpointLeftovers, &lock));
   }
   // Progress of the run: what a checkpoint keeps besides the rows.
   LinkCheckpointState p;

@@ -16,7 +16,6 @@
 // (link_checkpoint.h).
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,12 +25,14 @@
 #include "foresight/embed/sharded_embedding_bags.h"
 #include "foresight/storage/link_triples.h"
 #include "link_batches.h"
+#include "lookahead_window.h"
 #include "link_checkpoint.h"
 #include "link_epochs.h"
 #include "link_eval.h"
 #include "link_export.h"
 #include "link_loss.h"
 #include "link_scorer.h"
+#include "link_tables.h"
 #include "link_trainer.h"
 #include "temp_dir.h"
 
@@ -68,8 +69,6 @@ LinkBatch RankPartOfLinkBatch(const LinkBatch& b, int rank, int ranks) {
 
 namespace {
 
-constexpr uint64_t kRelationSeedStream = 0x52454C53ull;  // as link_trainer.cc: the relation rows' seed
-
 // One id a bag: offsets 0..n.
 Tensor OneIdBags(int64_t n) {
   Tensor offsets = Tensor::Empty({n + 1}, DType::kI64);
@@ -104,13 +103,7 @@ class ShardedLinkTrainer : public LinkModel {
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingBagCollectionOptions eo;
     eo.table_rows = {lt_.num_entities()};
-    eo.dim = o_.embedding_dim;
-    eo.optimizer = opt;
-    eo.init.seed = o_.seed;
-    eo.init.scale = o_.init_scale;
-    eo.store.create = true;
-    eo.cache.lookahead = o_.lookahead;
-    eo.cache.policy = o_.cache_policy == "lru" ? cache::Policy::kLru : cache::Policy::kLookahead;
+    SetLinkEntityTableOptions(o_, opt, &eo);
     if (o_.table_store == "disk") {
       kernels::EmbeddingRowLayout layout;
       layout.dim = eo.dim;
@@ -125,17 +118,13 @@ class ShardedLinkTrainer : public LinkModel {
       eo.store.io_depth = o_.io_depth;
     }
     FS_ASSIGN_OR_RETURN(entities_, embed::ShardedEmbeddingBags::Open(eo, embed::ShardingKind::kRow, comm_));
-    embed::EmbeddingBagCollectionOptions ro = eo;
+    embed::EmbeddingBagCollectionOptions ro = LinkRelationTableOptions(o_, eo);
     ro.table_rows = {relation_rows};
-    ro.init.seed = Mix64(o_.seed ^ kRelationSeedStream);
-    ro.store = storage::RowStoreOptions();
-    ro.store.create = true;
-    ro.cache = cache::CacheConfig();
     FS_ASSIGN_OR_RETURN(relations_, embed::ShardedEmbeddingBags::Open(ro, embed::ShardingKind::kRow, comm_));
     config_.kind = opt;
     config_.lr = o_.sparse_lr;
     config_.weight_decay = o_.weight_decay;
-    total_batches_ = static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch();
+    window_.set_total(static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch());
     return Status::OK();
   }
 
@@ -146,9 +135,8 @@ class ShardedLinkTrainer : public LinkModel {
     const int64_t n = batcher_.batches_per_epoch();
     for (int64_t b = 0; b < n; ++b) {
       FS_RETURN_IF_ERROR(FillWindow());
-      LinkBatch part = std::move(window_.front());
-      window_.pop_front();
-      if (part.epoch != epoch || part.index != b) return Internal("sharded link trainer: batch window out of order");
+      LinkBatch part;
+      FS_RETURN_IF_ERROR(window_.Take(epoch, b, &part));
       double l = 0.0;
       FS_RETURN_IF_ERROR(Step(part, &l));
       sum += l;
@@ -188,7 +176,7 @@ class ShardedLinkTrainer : public LinkModel {
     FS_RETURN_IF_ERROR(LoadLinkCheckpointShard(dir, state, comm_->rank(), entities_->shard()->table(),
                                                relations_->shard()->table()));
     step_ = state.steps;
-    next_batch_ = std::min<int64_t>(static_cast<int64_t>(state.epoch) * batcher_.batches_per_epoch(), total_batches_);
+    window_.set_next(static_cast<int64_t>(state.epoch) * batcher_.batches_per_epoch());
     return Status::OK();
   }
 
@@ -209,33 +197,29 @@ class ShardedLinkTrainer : public LinkModel {
   // Enqueues this rank's parts of the batches until the shards see W
   // batches beyond the next one, or all of them. Collective.
   Status FillWindow() {
-    const int ranks = comm_->size();
-    const int64_t want = static_cast<int64_t>(o_.lookahead) + 1;
-    while (static_cast<int64_t>(window_.size()) < want && next_batch_ < total_batches_) {
-      const int epoch = static_cast<int>(next_batch_ / batcher_.batches_per_epoch());
-      const LinkBatch whole = batcher_.Make(epoch, next_batch_ % batcher_.batches_per_epoch());
-      std::vector<int64_t> entity_parts(static_cast<size_t>(ranks)), relation_parts(static_cast<size_t>(ranks));
-      LinkBatch mine;
-      for (int r = 0; r < ranks; ++r) {
-        LinkBatch part = RankPartOfLinkBatch(whole, r, ranks);
-        entity_parts[static_cast<size_t>(r)] = static_cast<int64_t>(part.entity_keys.size());
-        relation_parts[static_cast<size_t>(r)] = static_cast<int64_t>(part.relation_keys.size());
-        if (r == comm_->rank()) mine = std::move(part);
-      }
-      FS_RETURN_IF_ERROR(entities_->Enqueue(IdsOf(mine.entity_keys),
-                                            OneIdBags(static_cast<int64_t>(mine.entity_keys.size())), entity_parts));
-      FS_RETURN_IF_ERROR(relations_->Enqueue(IdsOf(mine.relation_keys),
-                                             OneIdBags(static_cast<int64_t>(mine.relation_keys.size())),
-                                             relation_parts));
-      window_.push_back(std::move(mine));
-      ++next_batch_;
-    }
-    if (next_batch_ == total_batches_ && !closed_) {
-      entities_->Close();
-      relations_->Close();
-      closed_ = true;
-    }
-    return Status::OK();
+    return window_.Fill(
+        batcher_, o_.lookahead,
+        [this](LinkBatch* whole) {
+          const int ranks = comm_->size();
+          std::vector<int64_t> entity_parts(static_cast<size_t>(ranks)), relation_parts(static_cast<size_t>(ranks));
+          LinkBatch mine;
+          for (int r = 0; r < ranks; ++r) {
+            LinkBatch part = RankPartOfLinkBatch(*whole, r, ranks);
+            entity_parts[static_cast<size_t>(r)] = static_cast<int64_t>(part.entity_keys.size());
+            relation_parts[static_cast<size_t>(r)] = static_cast<int64_t>(part.relation_keys.size());
+            if (r == comm_->rank()) mine = std::move(part);
+          }
+          *whole = std::move(mine);  // the window keeps this rank's part
+          FS_RETURN_IF_ERROR(entities_->Enqueue(IdsOf(whole->entity_keys),
+                                                OneIdBags(static_cast<int64_t>(whole->entity_keys.size())),
+                                                entity_parts));
+          return relations_->Enqueue(IdsOf(whole->relation_keys),
+                                     OneIdBags(static_cast<int64_t>(whole->relation_keys.size())), relation_parts);
+        },
+        [this] {
+          entities_->Close();
+          relations_->Close();
+        });
   }
 
   // One step of this rank's part; *loss is the global batch's (summed over
@@ -276,9 +260,8 @@ class ShardedLinkTrainer : public LinkModel {
   std::unique_ptr<TempDir> scratch_;
   std::unique_ptr<embed::ShardedEmbeddingBags> entities_, relations_;
   kernels::SparseOptimizerConfig config_;
-  std::deque<LinkBatch> window_;  // this rank's parts
-  int64_t next_batch_ = 0, total_batches_ = 0, step_ = 0;
-  bool closed_ = false;
+  LookaheadWindow<LinkBatch> window_;  // this rank's parts
+  int64_t step_ = 0;
 };
 
 }  // namespace

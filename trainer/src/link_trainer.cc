@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <memory>
 #include <numeric>
@@ -31,6 +30,7 @@
 #include "foresight/storage/link_triples.h"
 #include "foresight/storage/npy.h"
 #include "link_batches.h"
+#include "lookahead_window.h"
 #include "link_checkpoint.h"
 #include "temp_dir.h"
 #include "link_epochs.h"
@@ -39,12 +39,11 @@
 #include "link_loss.h"
 #include "link_memory_plan.h"
 #include "link_scorer.h"
+#include "link_tables.h"
 #include "table_memory_plan.h"
 
 namespace foresight::trainer::internal {
 namespace {
-
-constexpr uint64_t kRelationSeedStream = 0x52454C53ull;  // relation rows' initialiser seed
 
 // Copies the embeddings (the first dim floats of each row) of a batch's
 // positions out of its rows.
@@ -83,13 +82,7 @@ class LinkTrainer : public LinkModel {
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
     embed::EmbeddingTableOptions eo;
     eo.rows = lt_.num_entities();
-    eo.dim = o_.embedding_dim;
-    eo.optimizer = opt;
-    eo.init.seed = o_.seed;
-    eo.init.scale = o_.init_scale;
-    eo.store.create = true;
-    eo.cache.lookahead = o_.lookahead;
-    eo.cache.policy = o_.cache_policy == "lru" ? cache::Policy::kLru : cache::Policy::kLookahead;
+    SetLinkEntityTableOptions(o_, opt, &eo);
     kernels::EmbeddingRowLayout layout;
     layout.dim = eo.dim;
     layout.optimizer = opt;
@@ -120,17 +113,13 @@ class LinkTrainer : public LinkModel {
       eo.store.io_depth = o_.io_depth;
     }
     FS_ASSIGN_OR_RETURN(entities_, embed::EmbeddingTable::Open(eo));
-    embed::EmbeddingTableOptions ro = eo;
+    embed::EmbeddingTableOptions ro = LinkRelationTableOptions(o_, eo);
     ro.rows = relation_rows;
-    ro.init.seed = Mix64(o_.seed ^ kRelationSeedStream);
-    ro.store = storage::RowStoreOptions();
-    ro.store.create = true;
-    ro.cache = cache::CacheConfig();
     FS_ASSIGN_OR_RETURN(relations_, embed::EmbeddingTable::Open(ro));
     config_.kind = opt;
     config_.lr = o_.sparse_lr;
     config_.weight_decay = o_.weight_decay;
-    total_batches_ = static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch();
+    window_.set_total(static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch());
     if (o_.order == "buckets") {
       FS_LOG(INFO) << "bucket order: " << o_.entity_partitions << " entity partitions, a buffer of "
                    << o_.resident_partitions << ": " << batcher_.partition_loads()
@@ -173,7 +162,7 @@ class LinkTrainer : public LinkModel {
     // LoadLinkCheckpoint checks the rank count and the tables' shapes.
     FS_RETURN_IF_ERROR(LoadLinkCheckpoint(dir, state, entities_.get(), relations_.get()));
     step_ = state.steps;
-    next_batch_ = std::min<int64_t>(static_cast<int64_t>(state.epoch) * batcher_.batches_per_epoch(), total_batches_);
+    window_.set_next(static_cast<int64_t>(state.epoch) * batcher_.batches_per_epoch());
     return Status::OK();
   }
 
@@ -190,9 +179,8 @@ class LinkTrainer : public LinkModel {
     const int64_t n = batcher_.batches_per_epoch();
     for (int64_t b = 0; b < n; ++b) {
       FS_RETURN_IF_ERROR(FillWindow());
-      LinkBatch batch = std::move(window_.front());
-      window_.pop_front();
-      if (batch.epoch != epoch || batch.index != b) return Internal("link trainer: batch window out of order");
+      LinkBatch batch;
+      FS_RETURN_IF_ERROR(window_.Take(epoch, b, &batch));
       FS_ASSIGN_OR_RETURN(embed::RowBatch eb, entities_->Acquire());
       FS_ASSIGN_OR_RETURN(embed::RowBatch rb, relations_->Acquire());
       double l = 0.0;
@@ -227,21 +215,16 @@ class LinkTrainer : public LinkModel {
   // Enqueues batches until the tables see W batches beyond the next one
   // (the lookahead window), or all of them.
   Status FillWindow() {
-    const int64_t want = static_cast<int64_t>(o_.lookahead) + 1;
-    while (static_cast<int64_t>(window_.size()) < want && next_batch_ < total_batches_) {
-      const int epoch = static_cast<int>(next_batch_ / batcher_.batches_per_epoch());
-      LinkBatch b = batcher_.Make(epoch, next_batch_ % batcher_.batches_per_epoch());
-      FS_RETURN_IF_ERROR(entities_->Enqueue(b.entity_keys));
-      FS_RETURN_IF_ERROR(relations_->Enqueue(b.relation_keys));
-      window_.push_back(std::move(b));
-      ++next_batch_;
-    }
-    if (next_batch_ == total_batches_ && !closed_) {
-      entities_->Close();
-      relations_->Close();
-      closed_ = true;
-    }
-    return Status::OK();
+    return window_.Fill(
+        batcher_, o_.lookahead,
+        [this](LinkBatch* b) {
+          FS_RETURN_IF_ERROR(entities_->Enqueue(b->entity_keys));
+          return relations_->Enqueue(b->relation_keys);
+        },
+        [this] {
+          entities_->Close();
+          relations_->Close();
+        });
   }
 
   Status Step(const LinkBatch& b, embed::RowBatch* eb, embed::RowBatch* rb, double* loss) {
@@ -270,9 +253,8 @@ class LinkTrainer : public LinkModel {
   std::unique_ptr<TempDir> scratch_;
   std::unique_ptr<embed::EmbeddingTable> entities_, relations_;
   kernels::SparseOptimizerConfig config_;
-  std::deque<LinkBatch> window_;
-  int64_t next_batch_ = 0, total_batches_ = 0, step_ = 0;
-  bool closed_ = false;
+  LookaheadWindow<LinkBatch> window_;
+  int64_t step_ = 0;
 };
 
 }  // namespace

@@ -10,7 +10,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +18,7 @@
 #include "foresight/core/stopwatch.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/embed/embedding_table.h"
+#include "lookahead_window.h"
 #include "metrics_writer.h"
 #include "sasrec_batches.h"
 #include "sasrec_eval.h"
@@ -88,7 +88,7 @@ class SasrecTrainer {
     sparse_.lr = o_.lr;
     sparse_.beta2 = o_.adam_beta2;
     sparse_.weight_decay = o_.weight_decay;
-    total_batches_ = static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch();
+    window_.set_total(static_cast<int64_t>(o_.epochs) * batcher_.batches_per_epoch());
     return Status::OK();
   }
 
@@ -101,9 +101,8 @@ class SasrecTrainer {
     const int64_t n = batcher_.batches_per_epoch();
     for (int64_t b = 0; b < n; ++b) {
       FS_RETURN_IF_ERROR(FillWindow());
-      SasrecBatch batch = std::move(window_.front());
-      window_.pop_front();
-      if (batch.epoch != epoch || batch.index != b) return Internal("sasrec trainer: batch window out of order");
+      SasrecBatch batch;
+      FS_RETURN_IF_ERROR(window_.Take(epoch, b, &batch));
       FS_ASSIGN_OR_RETURN(embed::RowBatch rows, items_->Acquire());
       double l = 0.0;
       FS_RETURN_IF_ERROR(Step(batch, &rows, &l));
@@ -135,19 +134,9 @@ class SasrecTrainer {
  private:
   // Enqueues batches until the table sees W batches beyond the next one.
   Status FillWindow() {
-    const int64_t want = static_cast<int64_t>(o_.lookahead) + 1;
-    while (static_cast<int64_t>(window_.size()) < want && next_batch_ < total_batches_) {
-      const int epoch = static_cast<int>(next_batch_ / batcher_.batches_per_epoch());
-      SasrecBatch b = batcher_.Make(epoch, next_batch_ % batcher_.batches_per_epoch());
-      FS_RETURN_IF_ERROR(items_->Enqueue(b.keys));
-      window_.push_back(std::move(b));
-      ++next_batch_;
-    }
-    if (next_batch_ == total_batches_ && !closed_) {
-      items_->Close();
-      closed_ = true;
-    }
-    return Status::OK();
+    return window_.Fill(
+        batcher_, o_.lookahead, [this](SasrecBatch* b) { return items_->Enqueue(b->keys); },
+        [this] { items_->Close(); });
   }
 
   Status Step(const SasrecBatch& b, embed::RowBatch* rows, double* loss) {
@@ -199,9 +188,8 @@ class SasrecTrainer {
   std::unique_ptr<TempDir> dir_;  // before items_: outlives the table's files
   std::unique_ptr<embed::EmbeddingTable> items_;
   kernels::SparseOptimizerConfig sparse_;
-  std::deque<SasrecBatch> window_;
-  int64_t next_batch_ = 0, total_batches_ = 0, step_ = 0;
-  bool closed_ = false;
+  LookaheadWindow<SasrecBatch> window_;
+  int64_t step_ = 0;
 };
 
 }  // namespace
