@@ -195,10 +195,6 @@ TEST_F(LinkShardedTest, RefusesWhatRanksDoNotShard) {
   o.sharding = "table";
   EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "sharding", "row-wise");
   if ((*world)->size() == 1) return;
-  o = Base("distmult");
-  o.memory_budget = 512 << 20;
-  o.table_store = "disk";
-  EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "ranks", "--memory-budget");
   o = Base("sage");  // a GNN encoder: its node table is not sharded
   EXPECT_ERROR_CONTAINS(TrainOn(o, *world).status, "ranks", "sage encoder");
   o = Base("distmult");

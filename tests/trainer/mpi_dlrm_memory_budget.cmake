@@ -5,6 +5,7 @@
 # must be larger than the cache its plan leaves it (checked from the
 # logged plan), so each rank trains out of core. Run with -DFORESIGHT=... -DMPIEXEC=...
 # "-DMPIEXEC_FLAGS=..." -DGNU_TIME=... -DWORK=dir.
+include(${CMAKE_CURRENT_LIST_DIR}/mpi_peak_rss.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 execute_process(COMMAND ${FORESIGHT} generate clicks --output ${WORK}/clicks --tables 8 --rows 600000 --dim 32
@@ -14,8 +15,9 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "generate failed (${rc}): ${err}")
 endif()
 set(budget_mib 420)
+rank_peak_rss_flags(peak_flags ${WORK}/peaks.txt)
 execute_process(
-  COMMAND ${MPIEXEC} ${MPIEXEC_FLAGS} -np 2 ${GNU_TIME} -f "peak-rss-kb %M"
+  COMMAND ${MPIEXEC} ${MPIEXEC_FLAGS} -np 2 ${GNU_TIME} ${peak_flags}
           ${FORESIGHT} train ${WORK}/clicks --model dlrm --bottom-mlp 64,32 --top-mlp 64,1 --embedding-dim 32
           --batch-size 2048 --epochs 1 --dropout 0 --sparse-optimizer sgd --sparse-lr 0.1 --lr 0.001 --threads 1
           --sharding row --table-store disk --table-dir ${WORK} --memory-budget ${budget_mib}M
@@ -23,20 +25,7 @@ execute_process(
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "training failed (${rc}):\n${out}\n${err}")
 endif()
-string(REGEX MATCHALL "peak-rss-kb [0-9]+" peaks "${err}")
-list(LENGTH peaks n)
-if(NOT n EQUAL 2)
-  message(FATAL_ERROR "expected the peak RSS of 2 ranks, got ${n}:\n${err}")
-endif()
-math(EXPR limit_kb "${budget_mib} * 1024 * 11 / 10")
-foreach(p IN LISTS peaks)
-  string(REGEX REPLACE "peak-rss-kb " "" kb "${p}")
-  math(EXPR mib "${kb} / 1024")
-  message(STATUS "a rank peaked at ${mib} MiB under a budget of ${budget_mib} MiB")
-  if(kb GREATER limit_kb)
-    message(FATAL_ERROR "a rank's peak RSS ${kb} KiB exceeds its budget of ${budget_mib} MiB + 10%:\n${err}")
-  endif()
-endforeach()
+expect_rank_peaks_within(${WORK}/peaks.txt 2 ${budget_mib})
 string(REGEX MATCHALL "table cache [0-9.]+ [KMG]iB" caches "${err}")
 list(LENGTH caches n)
 if(NOT n EQUAL 2)

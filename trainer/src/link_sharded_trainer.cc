@@ -10,7 +10,11 @@
 // optimizer sums the duplicates of the whole global batch. The loss of a
 // part is scaled by the global batch (LinkBatch::loss_size), so the parts'
 // gradients are the one-rank gradient's and their losses add up to its
-// loss. Evaluation reads rows from their owners (ShardedEmbeddingBags::
+// loss. Open plans each rank's memory (link_memory_plan.h: its shard's
+// rows, its part of a batch and the exchanges, under the whole
+// --memory-budget) and sizes its entity cache from it; a budget below the
+// largest rank's minimum is refused on every rank with that minimum.
+// Evaluation reads rows from their owners (ShardedEmbeddingBags::
 // ReadRows) and ranks on every rank alike; rank 0 writes metrics and the
 // export. Checkpoints: every rank saves its shards beside rank 0's pointer
 // (link_checkpoint.h).
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "foresight/core/logging.h"
+#include "foresight/core/process_memory.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/embed/sharded_embedding_bags.h"
 #include "foresight/storage/link_triples.h"
@@ -31,9 +36,11 @@
 #include "link_eval.h"
 #include "link_export.h"
 #include "link_loss.h"
+#include "link_memory_plan.h"
 #include "link_scorer.h"
 #include "link_tables.h"
 #include "link_trainer.h"
+#include "table_memory_plan.h"
 #include "temp_dir.h"
 
 namespace foresight::trainer::internal {
@@ -88,33 +95,87 @@ class ShardedLinkTrainer : public LinkModel {
                      Communicator* comm)
       : o_(o), ctx_(ctx), lt_(lt), scorer_(scorer), comm_(comm), batcher_(lt, o), known_(lt.num_relations()) {}
 
-  Status Open() {
+  // Plans this rank's memory (baseline_rss: its RSS before the triples
+  // were opened), then opens its shards with the entity cache the plan
+  // leaves; with plan_only, writes the plan to `plan_out` and opens
+  // nothing. Collective.
+  Status Open(int64_t baseline_rss, TrainSummary* plan_out) {
     // Row-wise, every rank owns rows of both tables.
+    const int ranks = comm_->size(), rank = comm_->rank();
     const int64_t relation_rows = std::max<int64_t>(lt_.num_relations(), 1) * (o_.reciprocal ? 2 : 1);
-    if (relation_rows < comm_->size() || lt_.num_entities() < comm_->size()) {
-      return Unimplemented("link prediction on " + std::to_string(comm_->size()) + " ranks: " + o_.dataset +
-                           " has " + std::to_string(lt_.num_entities()) + " entity and " +
-                           std::to_string(relation_rows) + " relation rows" +
-                           (o_.reciprocal ? " (with the reverse rows)" : "") +
+    if (relation_rows < ranks || lt_.num_entities() < ranks) {
+      return Unimplemented("link prediction on " + std::to_string(ranks) + " ranks: " + o_.dataset + " has " +
+                           std::to_string(lt_.num_entities()) + " entity and " + std::to_string(relation_rows) +
+                           " relation rows" + (o_.reciprocal ? " (with the reverse rows)" : "") +
                            "; row-wise sharding gives each rank some rows of both, so run on at most " +
                            std::to_string(std::min(relation_rows, lt_.num_entities())) + " ranks");
     }
     BuildSplitEvaluations(ctx_, lt_, o_.eval_negatives, o_.seed, &known_, eval_);
     FS_ASSIGN_OR_RETURN(const kernels::SparseOptimizer opt, kernels::ParseSparseOptimizer(o_.sparse_optimizer));
+    FS_ASSIGN_OR_RETURN(const embed::EmbeddingSharding sharding,
+                        embed::EmbeddingSharding::Make(embed::ShardingKind::kRow,
+                                                       {lt_.num_entities(), relation_rows}, ranks));
+    const std::vector<int64_t> shard_rows = sharding.ShardRows(rank);  // entities, relations
+    kernels::EmbeddingRowLayout layout;
+    layout.dim = o_.embedding_dim;
+    layout.optimizer = opt;
+    LinkMemoryInputs mi;
+    mi.triples = &lt_;
+    mi.options = &o_;
+    mi.baseline_bytes = baseline_rss;
+    mi.row_bytes = layout.row_bytes();
+    mi.entity_rows = shard_rows[0];
+    mi.relation_rows = shard_rows[1];
+    mi.ranks = ranks;
+    mi.evaluation_bytes = eval_[0].bytes() + eval_[1].bytes();
+    const MemoryEstimate estimate = EstimateLinkMemory(mi);
+    // Every rank's outcome, so that each reports and refuses alike.
+    const LinkRankPlan own = PlanOfThisRank(o_, estimate, mi.row_bytes, mi.entity_rows);
+    Tensor send = Tensor::Empty({3}, DType::kI64), got;
+    send.data<int64_t>()[0] = own.entity_rows;
+    send.data<int64_t>()[1] = own.minimum_budget;
+    send.data<int64_t>()[2] = own.cache_bytes;
+    FS_RETURN_IF_ERROR(comm_->AllGather(send, &got));
+    std::vector<LinkRankPlan> plans(static_cast<size_t>(ranks));
+    int largest = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const int64_t* g = got.data<int64_t>() + 3 * r;
+      plans[static_cast<size_t>(r)] = {g[0], g[1], g[2]};
+      if (g[1] > plans[static_cast<size_t>(largest)].minimum_budget) largest = r;
+    }
+    if (o_.plan_only) {
+      if (plan_out == nullptr) return Internal("plan_only: no summary to write the plan to");
+      WriteLinkPlan(o_, lt_, estimate, mi.row_bytes, rank, plans, plan_out);
+      return Status::OK();
+    }
+    const int64_t minimum = plans[static_cast<size_t>(largest)].minimum_budget;
+    if (o_.memory_budget > 0 && o_.memory_budget < minimum) {
+      return ResourceExhausted(
+          "memory_budget: " + FormatBytes(o_.memory_budget) + " a rank cannot hold the minimum of rank " +
+          std::to_string(largest) + " of " + std::to_string(ranks) + " (this rank's estimate: " +
+          estimate.Describe() + "); the smallest --memory-budget that works is " + FormatBytes(minimum) +
+          " (per rank); or lower --batch-size, --negatives or --lookahead" +
+          (o_.table_store == "memory" ? ", or use --table-store disk" : ""));
+    }
+    // This rank's entity cache, at most its shard.
+    FS_ASSIGN_OR_RETURN(const int64_t cache_bytes,
+                        PlanLinkCacheBytes(o_, estimate, mi.row_bytes, mi.entity_rows));
+    if (o_.memory_budget > 0) {
+      FS_LOG(INFO) << "memory plan: " << estimate.Describe() << "; entity cache " << FormatBytes(cache_bytes)
+                   << " (" << cache_bytes / mi.row_bytes << " of " << mi.entity_rows << " rows)";
+    }
     embed::EmbeddingBagCollectionOptions eo;
     eo.table_rows = {lt_.num_entities()};
     SetLinkEntityTableOptions(o_, opt, &eo);
     if (o_.table_store == "disk") {
-      kernels::EmbeddingRowLayout layout;
-      layout.dim = eo.dim;
-      layout.optimizer = opt;
-      // This rank's cache: --cache-size (no plan on several ranks), at
-      // most its shard.
-      const int64_t shard_rows = (lt_.num_entities() + comm_->size() - 1) / comm_->size();
-      eo.cache.capacity_bytes = std::min(std::max<int64_t>(o_.cache_size, 0), shard_rows * layout.row_bytes());
+      eo.cache.capacity_bytes = cache_bytes;
+      if (TableUsesWindowIndex(o_)) {
+        // The shard's keys of the window are at most the batches' (as planned).
+        eo.cache.window_index_keys = cache_bytes / mi.row_bytes + LinkWindowKeys(o_, lt_.train().size(0));
+      }
       FS_ASSIGN_OR_RETURN(scratch_, TempDir::Create(o_.table_dir, "foresight-link-"));
       eo.store.kind = storage::RowStoreKind::kDisk;
-      eo.store.path = scratch_->path() + "/entities.rank-" + std::to_string(comm_->rank()) + ".npy";
+      eo.store.path = scratch_->path() + "/entities.rank-" + std::to_string(rank) + ".npy";
       eo.store.io_depth = o_.io_depth;
     }
     FS_ASSIGN_OR_RETURN(entities_, embed::ShardedEmbeddingBags::Open(eo, embed::ShardingKind::kRow, comm_));
@@ -268,17 +329,14 @@ class ShardedLinkTrainer : public LinkModel {
 
 Status TrainLinkSharded(const TrainOptions& o, const TrainCallbacks& callbacks, Communicator* comm,
                         TrainSummary* out) {
-  const std::string prefix = "link prediction on " + std::to_string(comm->size()) + " ranks: ";
-  if (o.memory_budget > 0 || o.plan_only) {
-    return Unimplemented(prefix + "the memory plan covers one rank; give each rank's entity cache with --cache-size "
-                                  "and leave out --memory-budget and --plan-only");
-  }
   ThreadPool pool(o.threads);
   const ExecContext ctx = CpuContext(o.seed, &pool);
+  const int64_t baseline_rss = CurrentRssBytes();
   FS_ASSIGN_OR_RETURN(std::unique_ptr<storage::LinkTriples> lt, storage::LinkTriples::Open(o.dataset));
   FS_ASSIGN_OR_RETURN(LinkScorer scorer, LinkScorer::Create(o.model, o.embedding_dim, o.margin));
   ShardedLinkTrainer trainer(o, ctx, *lt, scorer, comm);
-  FS_RETURN_IF_ERROR(trainer.Open());
+  FS_RETURN_IF_ERROR(trainer.Open(baseline_rss, out));
+  if (o.plan_only) return Status::OK();
   return RunLinkEpochs(o, *lt, trainer, callbacks, out, comm);
 }
 

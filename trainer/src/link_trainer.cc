@@ -92,10 +92,18 @@ class LinkTrainer : public LinkModel {
     mi.options = &o_;
     mi.baseline_bytes = baseline_rss;
     mi.row_bytes = layout.row_bytes();
+    mi.entity_rows = lt_.num_entities();
     mi.relation_rows = relation_rows;
     mi.evaluation_bytes = eval_[0].bytes() + eval_[1].bytes();
     const MemoryEstimate estimate = EstimateLinkMemory(mi);
-    if (o_.plan_only) return WritePlan(estimate, mi.row_bytes, plan_out);
+    if (o_.plan_only) {
+      // The itemised plan, the cache a given budget leaves, and the
+      // smallest budget the run accepts.
+      if (plan_out == nullptr) return Internal("plan_only: no summary to write the plan to");
+      WriteLinkPlan(o_, lt_, estimate, mi.row_bytes, 0, {PlanOfThisRank(o_, estimate, mi.row_bytes, mi.entity_rows)},
+                    plan_out);
+      return Status::OK();
+    }
     FS_ASSIGN_OR_RETURN(const int64_t cache_bytes,
                         PlanLinkCacheBytes(o_, estimate, mi.row_bytes, lt_.num_entities()));
     if (o_.memory_budget > 0) {
@@ -125,29 +133,6 @@ class LinkTrainer : public LinkModel {
                    << o_.resident_partitions << ": " << batcher_.partition_loads()
                    << " partition loads per epoch (lower bound " << batcher_.partition_loads_lower_bound() << ")";
     }
-    return Status::OK();
-  }
-
-  // --plan-only: the itemised plan, the cache a given budget leaves, and
-  // the smallest budget the run accepts.
-  Status WritePlan(const MemoryEstimate& e, int64_t row_bytes, TrainSummary* out) {
-    if (out == nullptr) return Internal("plan_only: no summary to write the plan to");
-    const bool memory = o_.table_store == "memory";
-    out->minimum_budget_bytes = memory ? MinimumBudget(e, 0) : TableMinimumBudget(o_, e, row_bytes);
-    std::string text = "memory plan of " + o_.dataset + " (" + std::to_string(lt_.num_entities()) + " entities, " +
-                       std::to_string(o_.batch_size) + " triples a batch, " + std::to_string(o_.negatives) +
-                       " negatives a chunk side, " + std::to_string(o_.lookahead) + " batches of lookahead, " +
-                       o_.table_store + " entity store, rows of " + FormatBytes(row_bytes) + "):\n" +
-                       e.Table("entity cache");
-    if (o_.memory_budget > 0 && !memory) {
-      StatusOr<int64_t> cache = PlanLinkCacheBytes(o_, e, row_bytes, lt_.num_entities());
-      text += "entity cache under --memory-budget " + FormatBytes(o_.memory_budget) + ": " +
-              (cache.ok() ? FormatBytes(*cache) + " (" + std::to_string(*cache / row_bytes) + " rows)"
-                          : std::string("none (below the minimum)")) +
-              "\n";
-    }
-    text += "smallest --memory-budget this run accepts: " + FormatBytes(out->minimum_budget_bytes) + "\n";
-    out->memory_plan = text;
     return Status::OK();
   }
 
