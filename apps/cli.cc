@@ -13,6 +13,7 @@
 #include "command.h"
 #include "foresight/core/device.h"
 #include "foresight/core/thread_pool.h"
+#include "foresight/kernels/blas_info.h"
 
 namespace foresight::apps {
 
@@ -67,7 +68,8 @@ std::string WhereItRuns() {
   return std::string("Runs on the CPU: no command runs on a GPU yet. ") +
          (CudaCompiledIn() ? "This build compiled the CUDA runtime seam (device memory, streams and copies) and "
                              "a CUDA kernel for every op, which no command uses yet."
-                           : "This build has no CUDA support compiled in.");
+                           : "This build has no CUDA support compiled in.") +
+         "\nBLAS: " + kernels::BlasDescription();
 }
 
 // "foresight generate graph": the words a user types to reach `app`.

@@ -33,6 +33,7 @@
 #include "foresight/core/context.h"
 #include "foresight/core/stopwatch.h"
 #include "foresight/kernels/ops.h"
+#include "foresight/kernels/blas_info.h"
 
 namespace fs = foresight;
 
@@ -131,6 +132,7 @@ std::pair<double, double> TimePerSample(const fs::ExecContext& ctx, int64_t batc
 }  // namespace
 
 int main(int argc, char** argv) {
+  foresight::kernels::RerunWithTheCpusBlasKernels(argv);  // GEMMs at the CPU's speed, as the CLI runs them
   int64_t batch = 2048, dense = 13, tables = 26, dim = 64;
   std::string bottom_s = "512,256,64", top_s = "512,256,1";
   int threads = 2, reps = 20;

@@ -164,6 +164,24 @@ TEST_F(CliMessages, HelpSaysWhatRunsWhere) {
   }
 }
 
+// OpenBLAS picks its kernels from the CPU model and falls back to its SSE3
+// ones (Prescott) on a model it does not know, at half the GEMM speed: the
+// CLI then reruns itself naming the family the CPU's features support,
+// unless the user chose one (apps/blas_kernels.cc).
+TEST_F(CliMessages, VersionNamesTheBlasKernelsTheCpuSupports) {
+  const Result r = Foresight("--version");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "BLAS: OpenBLAS ")) << r.out;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    EXPECT_FALSE(Contains(r.out, "Prescott")) << r.out;
+    EXPECT_TRUE(Contains(r.out, "Haswell kernels") || Contains(r.out, "SkylakeX kernels")) << r.out;
+  }
+  const Result chosen = testing::RunForesight("--version", "OPENBLAS_CORETYPE=NEHALEM ");
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_TRUE(Contains(chosen.out, "Nehalem kernels")) << chosen.out;
+}
+
 TEST_F(CliMessages, EvalPrintsATableOrJson) {
   const std::string g = Graph();
   const std::string ckpt = Checkpoint(g);
