@@ -15,8 +15,11 @@
 #     --batch-size 1024 --dropout 0.5 --optimizer adam --epochs 3 --threads 2
 #     --seed 1 --feature-store memory --metrics M --quiet
 #   OMP_NUM_THREADS=2 DGL_PYTHON bench/sage_dgl.py DATA --threads 2 --epochs 3
-# About 35 s a pair on an idle 2-core machine (DGL's graph load included):
-# under 4 minutes for 5 runs.
+# With BASELINE set, a second foresight binary runs the same command after
+# foresight in every run (see below). Estimated for an idle 2-core machine
+# from the issue-18 window (bench/RESULTS.md: 15 runs in 4 minutes):
+# about 10 s a foresight run and 25 s a DGL run (its graph load included),
+# so 3-4 minutes for 5 runs with a baseline.
 #
 # Output, JSON lines on stdout: one per tool, run and epoch ({"tool", "run",
 # "epoch", "seeds", "epoch_seconds", "seeds_per_second", ...}: foresight adds
@@ -28,8 +31,11 @@
 # Logs of every run are kept in a temporary folder named on stderr.
 #
 # Env FORESIGHT: the binary (default build/foresight of this repository);
-# DGL_PYTHON: a Python with DGL 2.1.0 and torch 2.2.1 (default
-# /work/venvs/dgl/bin/python; install line in bench/sage_dgl.py).
+# BASELINE: a second foresight binary (e.g. one built before a change),
+# run with the same command after foresight in every pair and reported as
+# tool "baseline" (default: none); DGL_PYTHON: a Python with DGL 2.1.0 and
+# torch 2.2.1 (default /work/venvs/dgl/bin/python; install line in
+# bench/sage_dgl.py).
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 2 ]]; then
@@ -41,7 +47,9 @@ RUNS=${2:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 FORESIGHT=${FORESIGHT:-$here/../build/foresight}
 DGL_PYTHON=${DGL_PYTHON:-/work/venvs/dgl/bin/python}
+BASELINE=${BASELINE:-}
 [[ -x $FORESIGHT ]] || { echo "$0: no foresight binary at $FORESIGHT (set FORESIGHT)" >&2; exit 2; }
+[[ -z $BASELINE || -x $BASELINE ]] || { echo "$0: BASELINE=$BASELINE is not an executable" >&2; exit 2; }
 [[ -x $DGL_PYTHON ]] || { echo "$0: no Python at $DGL_PYTHON (set DGL_PYTHON; see bench/sage_dgl.py)" >&2; exit 2; }
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 ]] || { echo "$0: RUNS must be an integer >= 1, got '$RUNS'" >&2; exit 2; }
 "$DGL_PYTHON" -c 'import dgl, torch' 2>/dev/null ||
@@ -74,13 +82,14 @@ LOGS=$(mktemp -d "${TMPDIR:-/tmp}/epoch_spread.XXXXXX")
 echo "$0: logs in $LOGS" >&2
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
-for run in $(seq 1 "$RUNS"); do
-  m=$LOGS/foresight_$run.jsonl
-  "$FORESIGHT" train "$DATA" --model sage --layers 2 --fanouts 15,10 --hidden 256 --batch-size 1024 \
+# foresight_run TOOL BINARY RUN: one run, its epochs as JSON lines.
+foresight_run() {
+  local tool=$1 bin=$2 run=$3 m=$LOGS/$1_$3.jsonl
+  "$bin" train "$DATA" --model sage --layers 2 --fanouts 15,10 --hidden 256 --batch-size 1024 \
     --dropout 0.5 --optimizer adam --epochs 3 --threads 2 --seed 1 --feature-store memory \
-    --metrics "$m" --quiet 2> "$LOGS/foresight_$run.err" ||
-    { echo "$0: foresight run $run failed, see $LOGS/foresight_$run.err" >&2; exit 1; }
-  python3 - "$m" "$run" <<'EOF'
+    --metrics "$m" --quiet 2> "$LOGS/${tool}_$run.err" ||
+    { echo "$0: $tool run $run failed, see $LOGS/${tool}_$run.err" >&2; exit 1; }
+  python3 - "$m" "$tool" "$run" <<'EOF'
 import json, sys
 for line in open(sys.argv[1]):
     j = json.loads(line)
@@ -88,11 +97,16 @@ for line in open(sys.argv[1]):
         continue
     stages = j.get("stages", {})
     print(json.dumps(dict(
-        tool="foresight", run=int(sys.argv[2]), epoch=j["epoch"], seeds=j["seeds"],
+        tool=sys.argv[2], run=int(sys.argv[3]), epoch=j["epoch"], seeds=j["seeds"],
         epoch_seconds=j["epoch_seconds"], seeds_per_second=j["seeds_per_second"],
         sample_seconds=j["sample_seconds"], gather_seconds=j["gather_seconds"],
         compute_busy_seconds=stages.get("compute", {}).get("busy"), loss=j["loss"])))
 EOF
+}
+
+for run in $(seq 1 "$RUNS"); do
+  foresight_run foresight "$FORESIGHT" "$run"
+  [[ -z $BASELINE ]] || foresight_run baseline "$BASELINE" "$run"
   OMP_NUM_THREADS=2 "$DGL_PYTHON" "$here/sage_dgl.py" "$DATA" --threads 2 --epochs 3 \
     > "$LOGS/dgl_$run.jsonl" 2> "$LOGS/dgl_$run.err" ||
     { echo "$0: DGL run $run failed, see $LOGS/dgl_$run.err" >&2; exit 1; }
@@ -111,8 +125,10 @@ python3 - "$LOGS/epochs.jsonl" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)"
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 out = {"summary": True, "runs": int(sys.argv[4]), "load_before": sys.argv[2], "load_after": sys.argv[3]}
-for tool in ("foresight", "dgl"):
+for tool in ("foresight", "baseline", "dgl"):
     mine = [r for r in rows if r["tool"] == tool]
+    if not mine:
+        continue
     rates = [r["seeds_per_second"] for r in mine]
     later = [r["seeds_per_second"] for r in mine if r["epoch"] > 1]
     runs = sorted({r["run"] for r in mine})
@@ -127,6 +143,13 @@ for tool in ("foresight", "dgl"):
         run_spread=max(run_rates) / min(run_rates))
 out["foresight_over_dgl"] = (out["foresight"]["median_epoch_seeds_per_second"] /
                              out["dgl"]["median_epoch_seeds_per_second"])
+if "baseline" in out:
+    out["foresight_over_baseline"] = (out["foresight"]["median_epoch_seeds_per_second"] /
+                                      out["baseline"]["median_epoch_seeds_per_second"])
+    # Same seed, same math: the losses must agree bit for bit.
+    fl = [(r["run"], r["epoch"], r["loss"]) for r in rows if r["tool"] == "foresight"]
+    bl = [(r["run"], r["epoch"], r["loss"]) for r in rows if r["tool"] == "baseline"]
+    out["baseline_losses_equal"] = fl == bl
 out["epoch_spread_within_10pct"] = out["foresight"]["epoch_spread"] <= 1.10
 out["at_least_2x_dgl"] = out["foresight_over_dgl"] >= 2.0
 print(json.dumps(out))
