@@ -73,4 +73,24 @@ void ReleaseMappedPages(const Tensor& t) {
   if (t.defined() && t.nbytes() > 0) ReleaseMappedPages(t.raw_data(), t.nbytes());
 }
 
+int64_t TouchPages(const void* p, size_t bytes) {
+  if (bytes == 0) return 0;
+  const uintptr_t page = PageSize();
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t end = first + bytes;
+  // The first byte, then the first byte of every later page: all in range.
+  volatile uint8_t sink = 0;
+  int64_t pages = 0;
+  for (uintptr_t at = first; at < end; at = (at / page + 1) * page) {
+    sink = sink ^ *reinterpret_cast<const volatile uint8_t*>(at);
+    ++pages;
+  }
+  (void)sink;
+  return pages;
+}
+
+int64_t TouchPages(const Tensor& t) {
+  return t.defined() && t.nbytes() > 0 ? TouchPages(t.raw_data(), t.nbytes()) : 0;
+}
+
 }  // namespace foresight

@@ -14,6 +14,10 @@ namespace foresight {
 
 namespace {
 thread_local const ThreadPool* tls_worker_of = nullptr;
+// This worker is running a step (a Submit task), and within it lent
+// itself to loop helpers (which do not lend again).
+thread_local bool tls_in_step = false;
+thread_local bool tls_lending = false;
 
 // How long an idle thread spins before it sleeps: longer than the gaps
 // between a step's parallel loops, short enough that a finished step
@@ -83,13 +87,35 @@ void ThreadPool::WorkerLoop() {
 
 bool ThreadPool::RunOneTask(std::unique_lock<std::mutex>& lock) {
   if (tasks_.empty()) return false;
-  std::function<void()> task = std::move(tasks_.front());
+  Task task = std::move(tasks_.front());
   tasks_.pop_front();
   queued_.fetch_sub(1, std::memory_order_relaxed);
+  if (task.loop_helper) helpers_.fetch_sub(1, std::memory_order_relaxed);
   lock.unlock();
-  task();
+  tls_in_step = !task.loop_helper;
+  task.fn();
+  tls_in_step = false;
   lock.lock();
   return true;
+}
+
+void ThreadPool::LendToLoops() {
+  if (!tls_in_step || tls_lending || helpers_.load(std::memory_order_relaxed) == 0) return;
+  tls_lending = true;
+  for (;;) {
+    std::function<void()> fn;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (tasks_.empty() || !tasks_.front().loop_helper) break;
+      fn = std::move(tasks_.front().fn);
+      tasks_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
+      helpers_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    lent_.fetch_add(1, std::memory_order_relaxed);
+    fn();
+  }
+  tls_lending = false;
 }
 
 // State shared by the caller and the helper tasks of one ParallelFor.
@@ -125,7 +151,9 @@ void ThreadPool::ParallelForChunks(int64_t n, int64_t grain,
   if (grain <= 0) grain = 1;
   const int64_t chunks = NumChunks(n, grain);
   if (chunks == 1 || workers_.empty() || InWorker()) {
+    const bool lend = InWorker();
     for (int64_t c = 0; c < chunks; ++c) {
+      if (lend && c > 0) LendToLoops();
       const int64_t b = c * grain;
       fn(c, b, b + grain < n ? b + grain : n);
     }
@@ -139,8 +167,9 @@ void ThreadPool::ParallelForChunks(int64_t n, int64_t grain,
   const int64_t helpers = std::min<int64_t>(static_cast<int64_t>(workers_.size()), chunks - 1);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (int64_t i = 0; i < helpers; ++i) tasks_.emplace_back([job] { job->Drain(); });
+    for (int64_t i = 0; i < helpers; ++i) tasks_.push_front(Task{[job] { job->Drain(); }, true});
     queued_.fetch_add(helpers, std::memory_order_relaxed);
+    helpers_.fetch_add(helpers, std::memory_order_relaxed);
   }
   if (helpers == 1) cv_.notify_one(); else cv_.notify_all();
   job->Drain();
@@ -163,7 +192,7 @@ std::future<void> ThreadPool::Submit(std::function<void()> fn) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    tasks_.emplace_back([task] { (*task)(); });
+    tasks_.push_back(Task{[task] { (*task)(); }, false});
     queued_.fetch_add(1, std::memory_order_relaxed);
   }
   cv_.notify_one();

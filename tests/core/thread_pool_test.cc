@@ -89,5 +89,75 @@ TEST(ThreadPool, HandsWorkToSpinningAndSleepingWorkers) {
   }
 }
 
+// Loops before steps (thread_pool.h): with 2 threads (the caller and one
+// worker), a loop started outside the pool while the worker runs a step
+// gets the worker between the step's own chunks. The step's first chunk
+// waits until the caller's loop is running; the caller's chunk 0 then
+// waits until chunk 1 has run elsewhere, which only the worker can do, and
+// only by lending itself from inside the step (the step's next chunk waits
+// for that too). Without lending both sides wait out their deadline.
+TEST(ThreadPool, StepLendsItsWorkerToAnOutsideLoop) {
+  ThreadPool pool(2);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto wait_for = [&](const std::atomic<bool>& flag) {
+    while (!flag.load()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  };
+  std::atomic<bool> loop_started{false}, chunk1_done{false};
+  std::atomic<bool> step_saw_loop{false}, step_saw_chunk1{false}, caller_saw_chunk1{false};
+  std::thread::id chunk1_thread;
+  std::atomic<bool> step_entered{false};
+  std::vector<int64_t> step_chunks;  // read after the step's future
+  std::future<void> step = pool.Submit([&] {
+    pool.ParallelForChunks(3, 1, [&](int64_t c, int64_t, int64_t) {
+      step_chunks.push_back(c);
+      step_entered = true;
+      if (c == 0) step_saw_loop = wait_for(loop_started);
+      if (c == 1) step_saw_chunk1 = wait_for(chunk1_done);
+    });
+  });
+  if (!wait_for(step_entered)) {  // the worker is inside the step
+    step.get();
+    FAIL() << "the step never started";
+  }
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<int> ran(2, 0);
+  pool.ParallelForChunks(2, 1, [&](int64_t c, int64_t, int64_t) {
+    ++ran[c];
+    if (c == 0) {
+      loop_started = true;
+      caller_saw_chunk1 = wait_for(chunk1_done);
+    } else {
+      chunk1_thread = std::this_thread::get_id();
+      chunk1_done = true;
+    }
+  });
+  step.get();
+  EXPECT_TRUE(step_saw_loop.load());
+  EXPECT_TRUE(caller_saw_chunk1.load()) << "the worker never ran the caller's chunk 1 while inside its step";
+  EXPECT_TRUE(step_saw_chunk1.load());
+  EXPECT_NE(chunk1_thread, caller);
+  EXPECT_EQ(ran, std::vector<int>({1, 1}));
+  EXPECT_EQ(step_chunks, std::vector<int64_t>({0, 1, 2}));  // the step's chunks in order, once each
+  EXPECT_GE(pool.lent_helpers(), 1);
+}
+
+// Helpers run by a worker outside any step (an ordinary loop helper) do
+// not lend: nested loops inside them stay inline and complete.
+TEST(ThreadPool, LoopHelpersDoNotLend) {
+  ThreadPool pool(2);
+  std::atomic<int> total{0};
+  for (int round = 0; round < 50; ++round) {
+    pool.ParallelFor(4, 1, [&](int64_t, int64_t) {
+      pool.ParallelFor(10, 3, [&](int64_t b, int64_t e) { total += static_cast<int>(e - b); });
+    });
+  }
+  EXPECT_EQ(total.load(), 50 * 40);
+  EXPECT_EQ(pool.lent_helpers(), 0);
+}
+
 }  // namespace
 }  // namespace foresight

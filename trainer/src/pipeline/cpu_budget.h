@@ -5,9 +5,12 @@
 // out of an in-memory or mmap'd store) run as *pool tasks*. A stage thread
 // hands its step to the pool and waits passively on the result, so the
 // step occupies one of the pool's N-1 workers and parallel loops inside it
-// run inline on that worker (ThreadPool runs nested loops inline). The
-// compute stage is the calling thread, the pool's N-th thread. Hence at
-// most N threads compute at any moment, whatever the number of stages, and
+// run inline on that worker (ThreadPool runs nested loops inline; between
+// their chunks the worker first helps the compute thread's waiting loops,
+// thread_pool.h "Loops before steps", so a step does not take compute's
+// second thread for its whole length). The compute stage is the calling
+// thread, the pool's N-th thread. Hence at most N threads compute at any
+// moment, whatever the number of stages, and
 // results stay bit-identical (loop chunking never depends on who runs it).
 // Stage threads themselves only wait (queues, futures, io_uring
 // completions). With N == 1 the pool has no workers: steps then run on the

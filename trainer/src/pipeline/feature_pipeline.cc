@@ -4,6 +4,8 @@
 #include <iterator>
 #include <string>
 
+#include "foresight/core/mapped_pages.h"
+
 
 namespace foresight::trainer::internal {
 
@@ -27,6 +29,16 @@ Status FeaturePipeline::Init() {
   const PipelineConfig& c = config_;
   if (c.ctx.pool == nullptr) return Internal("pipeline: no thread pool in the context");
   if (c.order == nullptr) return Internal("pipeline: no batch order");
+  if (!c.page_topology) {
+    // A resident (mapped) topology is read at random by every batch: map
+    // all of it now, so that the first epoch does not fault it in page by
+    // page on the sample stage's turn (issue 19: the first epoch of every
+    // run was the slow one). The memory plan counts it whole already.
+    // Paged topologies load and give back their pages per batch instead.
+    TouchPages(c.graph.indptr);
+    TouchPages(c.graph.indices);
+    TouchPages(c.labels);
+  }
   if (c.store == nullptr) {
     // No feature rows: the compute stage builds x from the input node ids.
     if (c.cache.capacity_bytes != 0 || c.cache.writable || c.host_rows.defined()) {

@@ -30,4 +30,13 @@ Status CheckReleasableMapping(const Tensor& t, const std::string& what);
 void ReleaseMappedPages(const void* p, size_t bytes);
 void ReleaseMappedPages(const Tensor& t);
 
+// The opposite: reads one byte of every page of [p, p + bytes), so that a
+// mapped array a run will read at random (a resident topology's CSR, the
+// labels) is mapped into this process before the run's first epoch rather
+// than fault by fault inside it (the first epoch of the speed run was the
+// slow one, bench/RESULTS.md, issue 19). Works on any readable memory;
+// returns the pages touched.
+int64_t TouchPages(const void* p, size_t bytes);
+int64_t TouchPages(const Tensor& t);
+
 }  // namespace foresight

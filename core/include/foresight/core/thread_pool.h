@@ -12,6 +12,20 @@
 // the worker woke. Spinning is off when the pool has more threads than the
 // machine has CPUs, where a spinner would take a core from a thread with
 // work.
+//
+// Loops before steps: the helper tasks of a parallel loop (queued by a
+// caller outside the pool, e.g. the training step's thread) go to the front
+// of the queue, ahead of queued steps (Submit), and a worker that is
+// running a step lends itself to them between the chunks of the step's own
+// loops (which run inline). Why: with 2 threads the pool has one worker;
+// while it ran a pipeline step (sampling, a row gather) the training
+// step's loops ran on one thread, and the epoch time moved with how much
+// of that step work happened to fall on the training step's parallel
+// loops rather than on its serial parts (bench/RESULTS.md, issue 19). A
+// lent worker runs only loop helpers (never another step), one level deep,
+// and only at a chunk boundary of its step, so nothing of the step is
+// held but what its caller holds around the loop; chunking and results
+// are unchanged.
 #pragma once
 
 #include <atomic>
@@ -57,18 +71,31 @@ class ThreadPool {
   // True on a pool worker thread.
   bool InWorker() const;
 
+  // Loop helper tasks run by workers between the chunks of a step's own
+  // loops (see "Loops before steps"), since the pool was made.
+  int64_t lent_helpers() const { return lent_.load(std::memory_order_relaxed); }
+
  private:
   struct Job;
+  struct Task {
+    std::function<void()> fn;
+    bool loop_helper = false;  // a ParallelFor helper (front of the queue)
+  };
   void WorkerLoop();
   bool RunOneTask(std::unique_lock<std::mutex>& lock);
+  // On a worker between two chunks of an inline loop: runs the loop helpers
+  // at the front of the queue, if any (not from inside one of them).
+  void LendToLoops();
 
   int num_threads_;
   bool spin_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  std::atomic<int64_t> queued_{0};  // tasks_.size(), readable without mu_
+  std::deque<Task> tasks_;            // loop helpers first, then steps in order
+  std::atomic<int64_t> queued_{0};   // tasks_.size(), readable without mu_
+  std::atomic<int64_t> helpers_{0};  // loop helpers in tasks_, readable without mu_
+  std::atomic<int64_t> lent_{0};
   std::atomic<bool> stop_{false};
 };
 
