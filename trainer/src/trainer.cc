@@ -87,6 +87,14 @@ Status Resume(const TrainOptions& o, const CheckpointState& fresh, GnnModel* mod
   return Status::OK();
 }
 
+// What a GNN run does once it holds its checkpoint directory: the
+// checkpoint.locked test point (kill_resume_test and checkpoint_fault_test
+// count it), then the removal of what killed runs left half written.
+Status RemoveLeftoversOnceLocked(const std::string& dir) {
+  FS_RETURN_IF_ERROR(internal::TestPoint("checkpoint.locked"));
+  return internal::RemoveCheckpointLeftovers(dir);
+}
+
 }  // namespace
 
 Status Train(const TrainOptions& options, TrainSummary* out) {
@@ -141,15 +149,15 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
                            " is a clicks dataset (a click log); train it with --model dlrm");
   }
   // The checkpoint directory is this run's until it returns; what killed
-  // runs left half written in it goes first.
+  // runs left half written in it goes first. Every rank learns whether rank
+  // 0 took it (a directory held by another run must fail them all, not
+  // leave the others waiting for rank 0), and the others read a resumed
+  // checkpoint once rank 0 has cleaned up.
   std::unique_ptr<internal::CheckpointDirLock> checkpoint_lock;
-  if (!options.checkpoint_dir.empty() && writer) {
-    FS_ASSIGN_OR_RETURN(checkpoint_lock, internal::CheckpointDirLock::Acquire(options.checkpoint_dir));
-    FS_RETURN_IF_ERROR(internal::TestPoint("checkpoint.locked"));
-    FS_RETURN_IF_ERROR(internal::RemoveCheckpointLeftovers(options.checkpoint_dir));
+  if (!options.checkpoint_dir.empty()) {
+    FS_RETURN_IF_ERROR(internal::OpenCheckpointDir(options.checkpoint_dir, writer, comm,
+                                                   RemoveLeftoversOnceLocked, &checkpoint_lock));
   }
-  // The other ranks read a resumed checkpoint once rank 0 has cleaned up.
-  if (ranks > 1) FS_RETURN_IF_ERROR(comm->Barrier());
   ThreadPool pool(options.threads);
   const ExecContext ctx = CpuContext(options.seed, &pool);
 
