@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -32,6 +33,22 @@ Tensor Indptr(const std::vector<int64_t>& degrees) {
   for (size_t i = 0; i < degrees.size(); ++i) p[i + 1] = p[i] + degrees[i];
   return t;
 }
+
+// The memory plan's inputs for `o` on its dataset (kept open here), with
+// the pipeline dataset's feature rows.
+struct PlanInputs {
+  explicit PlanInputs(const TrainOptions& o) {
+    auto opened = storage::Dataset::Open(o.dataset);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    if (!opened.ok()) return;
+    dataset = std::move(opened).value();
+    in.dataset = dataset.get();
+    in.options = &o;
+    in.row_bytes = kPipelineRowBytes;
+  }
+  std::unique_ptr<storage::Dataset> dataset;
+  internal::MemoryInputs in;
+};
 
 TEST(KeysByInDegree, HighestFirstTiesBySmallerId) {
   //                              node: 0  1  2  3  4  5
@@ -151,12 +168,9 @@ TEST_F(StaticPolicyTest, EvaluationIsSizedToTheComputeTurn) {
   TrainOptions o = Options();
   o.memory_budget = int64_t{1} << 30;
   o.eval_batch_size = 8192;
-  auto dataset = storage::Dataset::Open(o.dataset);
-  ASSERT_OK(dataset.status());
-  internal::MemoryInputs in;
-  in.dataset = dataset->get();
-  in.options = &o;
-  in.row_bytes = kPipelineRowBytes;
+  PlanInputs plan(o);
+  ASSERT_TRUE(plan.dataset != nullptr);
+  internal::MemoryInputs& in = plan.in;
   const internal::EvaluationPlan roomy = internal::PlanEvaluation(in, int64_t{1} << 30);
   EXPECT_EQ(roomy.chunk_size, 8192);
   EXPECT_EQ(roomy.total(), int64_t{1} << 30);  // the layers take the rest of the turn
@@ -180,12 +194,9 @@ TEST_F(StaticPolicyTest, EvaluationUnderABudgetGivesTheSameResults) {
   o.feature_store = "disk";
   const std::vector<EpochMetrics> unbounded = foresight::testing::TrainHistory(o);
   o.memory_budget = int64_t{1} << 30;
-  auto dataset = storage::Dataset::Open(o.dataset);
-  ASSERT_OK(dataset.status());
-  internal::MemoryInputs in;
-  in.dataset = dataset->get();
-  in.options = &o;
-  in.row_bytes = kPipelineRowBytes;
+  PlanInputs plan(o);
+  ASSERT_TRUE(plan.dataset != nullptr);
+  internal::MemoryInputs& in = plan.in;
   // The plan's compute turn at this batch size leaves the layers no RAM
   // and halves the chunk (checked, so the comparison means something).
   const internal::EvaluationPlan small = internal::PlanEvaluation(in, internal::EstimateMemory(in).compute_turn_bytes);
@@ -202,12 +213,9 @@ TEST_F(StaticPolicyTest, ThePlannerIndexTakesTheLayoutThatLeavesMoreCache) {
   o.batch_size = 8;
   o.fanouts = {2, 2};
   o.lookahead = 1;
-  auto dataset = storage::Dataset::Open(o.dataset);
-  ASSERT_OK(dataset.status());
-  internal::MemoryInputs in;
-  in.dataset = dataset->get();
-  in.options = &o;
-  in.row_bytes = kPipelineRowBytes;
+  PlanInputs plan(o);
+  ASSERT_TRUE(plan.dataset != nullptr);
+  internal::MemoryInputs& in = plan.in;
   auto index_of = [](const internal::MemoryEstimate& e) {
     for (const internal::MemoryItem& i : e.items) {
       if (i.name.rfind("planner index", 0) == 0) return i;
@@ -276,12 +284,9 @@ TEST_F(StaticPolicyTest, AWindowIndexedCacheGivesTheSameResults) {
   const std::vector<EpochMetrics> memory = foresight::testing::TrainHistory(o);
   o.feature_store = "disk";
   o.cache_size = 100 * kPipelineRowBytes;
-  auto dataset = storage::Dataset::Open(o.dataset);
-  ASSERT_OK(dataset.status());
-  internal::MemoryInputs in;
-  in.dataset = dataset->get();
-  in.options = &o;
-  in.row_bytes = kPipelineRowBytes;
+  PlanInputs plan(o);
+  ASSERT_TRUE(plan.dataset != nullptr);
+  internal::MemoryInputs& in = plan.in;
   ASSERT_GT(internal::EstimateMemory(in).index_window_keys, 0);  // the case under test
   const std::vector<EpochMetrics> windowed = foresight::testing::TrainHistory(o);
   foresight::testing::ExpectSameResults(memory, windowed, "window index");
