@@ -88,7 +88,7 @@ class PlotCommand : public Command {
     }
     const std::vector<std::string> labels = Labels();
     std::vector<Panel> panels;
-    Panel loss{"training loss", "epoch", "loss", false, {}};
+    Panel loss{"training loss", "epoch", "loss", false, false, {}};
     for (size_t r = 0; r < runs.size(); ++r) {
       const auto it = runs[r].columns.find("loss");
       if (it != runs[r].columns.end()) loss.series.push_back(SeriesOf(labels[r], it->second, int(r), 0));
@@ -102,7 +102,7 @@ class PlotCommand : public Command {
         }
       }
       if (keys.empty()) continue;
-      Panel p{g.title, "epoch", g.title, false, {}};
+      Panel p{g.title, "epoch", g.title, false, false, {}};
       for (size_t r = 0; r < runs.size(); ++r) {
         int style = 0;
         for (const auto& [rank, key] : keys) {
@@ -115,8 +115,8 @@ class PlotCommand : public Command {
       }
       panels.push_back(std::move(p));
     }
-    Panel hit_rate{"feature cache hit rate", "epoch", "hits / rows requested", false, {}};
-    Panel bytes{"bytes read from the feature store", "epoch", "MiB per epoch", false, {}};
+    Panel hit_rate{"feature cache hit rate", "epoch", "hits / rows requested", false, false, {}};
+    Panel bytes{"bytes read from the feature store", "epoch", "MiB per epoch", false, false, {}};
     for (size_t r = 0; r < runs.size(); ++r) {
       const auto rate = HitRate(runs[r]);
       if (!rate.empty()) hit_rate.series.push_back(SeriesOf(labels[r], rate, int(r), 0));

@@ -122,12 +122,16 @@ TEST(HotTier, CompanionsNeverTakeTheHotSlots) {
       companions += r.counters.companions;
       for (size_t t = 0; t < r.plans.size(); ++t) {
         for (const SlotKey& f : r.plans[t].fetches) {
-          if (t > 0) EXPECT_GE(f.slot, h) << "plan " << t << " refetched hot slot " << f.slot;
+          if (t > 0) {
+            EXPECT_GE(f.slot, h) << "plan " << t << " refetched hot slot " << f.slot;
+          }
         }
         const BatchPlan& p = r.plans[t];
         for (size_t i = 0; i < p.keys.size(); ++i) {
           const auto at = std::find(hot.begin(), hot.end(), p.keys[i]);
-          if (at != hot.end()) EXPECT_EQ(p.location[i], at - hot.begin()) << "plan " << t;
+          if (at != hot.end()) {
+            EXPECT_EQ(p.location[i], at - hot.begin()) << "plan " << t;
+          }
         }
       }
     }

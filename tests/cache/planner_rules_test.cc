@@ -80,7 +80,9 @@ TEST(CachePlanner, PageCompanionsShareTheMissesReads) {
           EXPECT_GT(paged.counters.companions, 0);
           EXPECT_LT(PagesRead(paged, 4), PagesRead(plain, 4));
         }
-        if (slots == 0 || window == 0) EXPECT_EQ(paged.counters.companions, 0);
+        if (slots == 0 || window == 0) {
+          EXPECT_EQ(paged.counters.companions, 0);
+        }
       }
     }
   }
