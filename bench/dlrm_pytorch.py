@@ -14,6 +14,9 @@
 # one short), validation and test AUC / logloss after every epoch, and the
 # test metrics reported at the epoch of the best validation AUC (ties: the
 # first). Prints one JSON line per seed, then the means.
+# --foresight-streams: the initial weights and the batch order are
+# foresight's own for the seed, bit for bit (bench/foresight_streams.py), so
+# this run and `foresight train --seed S` differ only in arithmetic.
 #
 # usage: dlrm_pytorch.py DATASET [--seeds 1,2,3,4,5] [--epochs 3] ...
 import argparse
@@ -40,6 +43,10 @@ def parse_args():
     p.add_argument("--sparse-optimizer", default="rowwise-adagrad", choices=["sgd", "rowwise-adagrad", "adam"])
     p.add_argument("--sparse-lr", type=float, default=0.05)
     p.add_argument("--threads", type=int, default=1)
+    # foresight's own initial weights and batch order (bench/foresight_streams.py),
+    # bit for bit: with the same --seeds this run and `foresight train --seed S`
+    # differ only in arithmetic, not in random draws.
+    p.add_argument("--foresight-streams", action="store_true")
     return p.parse_args()
 
 
@@ -146,11 +153,28 @@ def evaluate(model, data, split):
     return auc(z.numpy().astype(np.float64), y.numpy()), loss
 
 
+@torch.no_grad()
+def load_foresight_init(model, seed, rows):
+    """foresight's initial values of the same seed (trainer/src/dlrm_model.cc: layers numbered bottom then top)."""
+    import foresight_streams as fs
+    for layer, lin in enumerate(list(model.bottom) + list(model.top)):
+        fan_out, fan_in = lin.weight.shape
+        lin.weight.copy_(torch.from_numpy(fs.glorot_uniform(seed, layer, fan_in, fan_out).T.copy()))
+        lin.bias.zero_()
+    first = 0
+    for t, r in zip(model.tables, rows):
+        t.weight.copy_(torch.from_numpy(fs.embedding_rows(seed, first, r, t.weight.shape[1],
+                                                          np.float32(1.0 / np.sqrt(r)))))
+        first += r
+
+
 def run(args, data, seed):
     torch.manual_seed(seed)
     model = Dlrm(data.dense.shape[1], data.rows, args.embedding_dim,
                  [int(w) for w in args.bottom_mlp.split(",")], [int(w) for w in args.top_mlp.split(",")],
                  args.interaction)
+    if args.foresight_streams:
+        load_foresight_init(model, seed, data.rows)
     dense_params = [p for n, p in model.named_parameters() if not n.startswith("tables.")]
     if args.optimizer == "adam":
         dense_opt = torch.optim.Adam(dense_params, lr=args.lr, weight_decay=args.weight_decay)
@@ -171,7 +195,11 @@ def run(args, data, seed):
     start = time.time()
     for epoch in range(1, args.epochs + 1):
         model.train()
-        perm = torch.randperm(hi - lo, generator=gen) + lo
+        if args.foresight_streams:
+            import foresight_streams as fs
+            perm = torch.from_numpy(fs.epoch_order(seed, epoch - 1, lo, hi))
+        else:
+            perm = torch.randperm(hi - lo, generator=gen) + lo
         losses = []
         for b in range(0, len(perm), args.batch_size):
             rows = perm[b:b + args.batch_size]
@@ -187,7 +215,8 @@ def run(args, data, seed):
         val_auc, val_logloss = evaluate(model, data, "val")
         test_auc, test_logloss = evaluate(model, data, "test")
         if best is None or val_auc > best["val_auc"]:
-            best = {"best_epoch": epoch, "val_auc": val_auc, "test_auc": test_auc, "test_logloss": test_logloss}
+            best = {"best_epoch": epoch, "val_auc": val_auc, "test_auc": test_auc, "test_logloss": test_logloss,
+                    "train_loss": float(np.mean(losses))}
     best.update({"seed": seed, "seconds": round(time.time() - start, 2),
                  "samples_per_second": round(args.epochs * (hi - lo) / (time.time() - start), 1)})
     return best
