@@ -18,10 +18,9 @@
 #include <vector>
 
 #include "foresight/core/communicator.h"
-#include "foresight/core/thread_pool.h"
-#include "foresight/datasets/generate.h"
 #include "foresight/trainer/trainer.h"
 #include "sharded_test_util.h"
+#include "trainer_test_util.h"
 #include "testing/testing.h"
 
 namespace foresight::trainer {
@@ -34,17 +33,7 @@ class LinkShardedMemoryBudgetTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();  // every rank its own copy of the same graph
-    datasets::GenerateGraphOptions g;
-    g.output = dir_->File("graph");
-    g.num_nodes = kEntities;
-    g.num_edges = 30000;
-    g.feature_dim = 0;
-    g.num_classes = 2;
-    g.seed = 4;
-    g.task = "link";
-    g.edge_split = {0.9, 0.05, 0.05};
-    ThreadPool pool(1);
-    ASSERT_OK(datasets::GenerateGraph(g, CpuContext(0, &pool)));
+    ASSERT_OK(testing::GenerateBudgetLinkGraph(dir_->File("graph"), kEntities));
   }
   static void TearDownTestSuite() { delete dir_; }
 

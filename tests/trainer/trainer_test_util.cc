@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "foresight/core/thread_pool.h"
+#include "foresight/datasets/generate.h"
 #include "foresight/datasets/triples.h"
 #include "foresight/trainer/trainer.h"
 #include "testing/testing.h"
@@ -58,6 +60,20 @@ std::vector<double> StepLosses(const trainer::TrainOptions& options) {
   const Status s = trainer::Train(options, cb, &summary);
   EXPECT_TRUE(s.ok()) << s.ToString();
   return losses;
+}
+
+Status GenerateBudgetLinkGraph(const std::string& path, int64_t entities) {
+  datasets::GenerateGraphOptions g;
+  g.output = path;
+  g.num_nodes = entities;
+  g.num_edges = 30000;
+  g.feature_dim = 0;
+  g.num_classes = 2;
+  g.seed = 4;
+  g.task = "link";
+  g.edge_split = {0.9, 0.05, 0.05};
+  ThreadPool pool(2);
+  return datasets::GenerateGraph(g, CpuContext(0, &pool));
 }
 
 Status PreprocessTriplesInto(const TempDir& dir, const std::string& name, const std::string& train,

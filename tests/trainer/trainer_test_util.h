@@ -47,6 +47,11 @@ std::vector<double> StepLosses(const trainer::TrainOptions& options);
 Status PreprocessTriplesInto(const TempDir& dir, const std::string& name, const std::string& train,
                              const std::string& val, const std::string& test);
 
+// The link graph of the memory-budget tests, written to `path`:
+// `entities` nodes and 30,000 edges of one relation, split 0.9 / 0.05 /
+// 0.05, seed 4; no features (the rows are learned).
+Status GenerateBudgetLinkGraph(const std::string& path, int64_t entities);
+
 // Small, fast options on a synthetic dataset.
 trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string& model, bool full_graph);
 
