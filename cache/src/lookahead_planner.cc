@@ -111,12 +111,9 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
     constexpr int32_t kAhead = 16, kLinkAhead = 8;
     for (int32_t i = 0; i < n; ++i) {
       if (i + kAhead < n) this->keys_.Prefetch(keys[i + kAhead]);
-      if (i + kLinkAhead < n) {
-        // A window map has no state for a key new to the window.
-        const LookaheadState* ahead = this->keys_.Find(keys[i + kLinkAhead]);
-        if (ahead != nullptr && ahead->head1 != 0) {
-          __builtin_prefetch(&this->window_.at(ahead->tail_seq).next[ahead->tail_pos]);
-        }
+      if (i + kLinkAhead < n && !Map::kSparse) {
+        const LookaheadState& ahead = *this->keys_.Find(keys[i + kLinkAhead]);
+        if (ahead.head1 != 0) __builtin_prefetch(&this->window_.at(ahead.tail_seq).next[ahead.tail_pos]);
       }
       LookaheadState& s = this->keys_.FindOrInsert(keys[i]);
       if (s.head1 == 0) {
