@@ -45,17 +45,17 @@ StatusOr<int64_t> PlanTableCacheBytes(const TrainOptions& options, const MemoryE
   if (options.cache_size >= 0) {
     // The given cache's slots add their index entries to the estimate.
     MemoryEstimate with_slots = estimate;
-    with_slots.items.push_back({"cache index of the slots", options.cache_size / row_bytes * kWindowIndexBytesPerSlot,
+    with_slots.items.push_back({"cache index of the slots", options.cache_size / row_bytes * WindowIndexBytesPerSlot(),
                                 MemoryScale::kFixed});
     return PlanCacheBytesWithin(options, with_slots, "table cache", minimum);
   }
   FS_ASSIGN_OR_RETURN(const int64_t left, PlanCacheBytesWithin(options, estimate, "table cache", minimum));
   // What is left pays for each slot's row and its index entries.
-  return left / (row_bytes + kWindowIndexBytesPerSlot) * row_bytes;
+  return left / (row_bytes + WindowIndexBytesPerSlot()) * row_bytes;
 }
 
 int64_t TableMinimumBudget(const TrainOptions& options, const MemoryEstimate& estimate, int64_t row_bytes) {
-  return MinimumBudget(estimate, row_bytes + (TableUsesWindowIndex(options) ? kWindowIndexBytesPerSlot : 0));
+  return MinimumBudget(estimate, row_bytes + (TableUsesWindowIndex(options) ? WindowIndexBytesPerSlot() : 0));
 }
 
 }  // namespace foresight::trainer::internal

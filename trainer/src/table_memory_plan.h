@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "foresight/cache/cache_planner.h"
 #include "foresight/core/status.h"
 #include "foresight/trainer/train_options.h"
 #include "pipeline/memory_plan.h"
@@ -20,8 +21,9 @@ namespace foresight::trainer::internal {
 // tables sit behind a lookahead cache.
 bool TableUsesWindowIndex(const TrainOptions& options);
 // Bytes a cache slot adds beside its row under the window index: its map
-// entries (64), and its record in the dirty list a flush takes (16).
-inline constexpr int64_t kWindowIndexBytesPerSlot = 64 + 16;
+// entry (cache::LookaheadWindowIndexBytesPerKey, 64), and its record in
+// the dirty list a flush takes (16).
+inline int64_t WindowIndexBytesPerSlot() { return cache::LookaheadWindowIndexBytesPerKey() + 16; }
 
 // Adds the table store's and the planner index's items to `e`:
 // - memory or mmap store: every row (`table_rows` x `row_bytes`, scale
