@@ -174,8 +174,10 @@ TEST_F(CliMessages, VersionNamesTheBlasKernelsTheCpuSupports) {
   EXPECT_TRUE(Contains(r.out, "BLAS: OpenBLAS ")) << r.out;
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    // Whatever family OpenBLAS recognised (Haswell, SkylakeX, Zen, ...),
+    // or the one the rerun named; never the SSE3 fallback.
     EXPECT_FALSE(Contains(r.out, "Prescott")) << r.out;
-    EXPECT_TRUE(Contains(r.out, "Haswell kernels") || Contains(r.out, "SkylakeX kernels")) << r.out;
+    EXPECT_TRUE(Contains(r.out, " kernels")) << r.out;
   }
   const Result chosen = testing::RunForesight("--version", "OPENBLAS_CORETYPE=NEHALEM ");
   ASSERT_EQ(chosen.code, 0) << chosen.err;
