@@ -40,12 +40,15 @@ Status CheckOffsets(const std::vector<int64_t>& offsets) {
 }  // namespace
 
 PartitionOrder::PartitionOrder(Tensor train_ids, std::vector<int64_t> offsets, int64_t batch_size, uint64_t seed,
-                               int group_size)
-    : offsets_(std::move(offsets)), batch_size_(batch_size), seed_(seed), group_size_(group_size) {
+                               int group_size, std::vector<int> partitions)
+    : offsets_(std::move(offsets)), batch_size_(batch_size), seed_(seed), group_size_(group_size),
+      visit_(std::move(partitions)) {
   status_ = Init(train_ids);
   if (!status_.ok()) {
     ids_ = Tensor();
     part_begin_.clear();
+    visit_.clear();
+    num_ids_ = 0;
     num_batches_ = 0;
   }
 }
@@ -83,7 +86,29 @@ Status PartitionOrder::Init(const Tensor& train_ids) {
   int64_t* grouped = ids_.data<int64_t>();
   std::vector<int64_t> fill(part_begin_.begin(), part_begin_.end() - 1);
   for (int64_t i = 0; i < n; ++i) grouped[fill[part_of[i]]++] = id[i];
-  num_batches_ = (n + batch_size_ - 1) / batch_size_;
+  FS_RETURN_IF_ERROR(SetVisited());
+  num_batches_ = (num_ids_ + batch_size_ - 1) / batch_size_;
+  return Status::OK();
+}
+
+Status PartitionOrder::SetVisited() {
+  const int parts = num_partitions();
+  if (visit_.empty()) {
+    visit_.resize(static_cast<size_t>(parts));
+    std::iota(visit_.begin(), visit_.end(), 0);
+  }
+  std::sort(visit_.begin(), visit_.end());
+  for (size_t k = 0; k < visit_.size(); ++k) {
+    if (visit_[k] < 0 || visit_[k] >= parts) {
+      return OutOfRange("PartitionOrder: partition " + std::to_string(visit_[k]) + " to visit is outside [0, " +
+                        std::to_string(parts) + ")");
+    }
+    if (k > 0 && visit_[k] == visit_[k - 1]) {
+      return InvalidArgument("PartitionOrder: partition " + std::to_string(visit_[k]) + " named twice to visit");
+    }
+  }
+  num_ids_ = 0;
+  for (int p : visit_) num_ids_ += part_begin_[p + 1] - part_begin_[p];
   return Status::OK();
 }
 
@@ -93,20 +118,21 @@ int PartitionOrder::num_partitions() const {
 
 int PartitionOrder::num_groups() const {
   if (group_size_ < 1) return 0;
-  return (num_partitions() + group_size_ - 1) / group_size_;
+  return (static_cast<int>(visit_.size()) + group_size_ - 1) / group_size_;
 }
 
 // A fresh plan per epoch, shared read-only by every batch handed out.
 std::shared_ptr<const PartitionOrder::EpochPlan> PartitionOrder::MakePlan(int64_t epoch) const {
   const RngKey key = RngKey::FromSeed(seed_).Fold(kPartitionOrderPurpose).Fold(static_cast<uint64_t>(epoch));
-  const int parts = num_partitions(), groups = num_groups();
-  std::vector<int64_t> perm(static_cast<size_t>(parts));
-  std::iota(perm.begin(), perm.end(), int64_t{0});
+  // All P partitions visited: the permutation of 0..P-1 (as before visits
+  // could be chosen); a subset: the same draw over its positions.
+  const int parts = static_cast<int>(visit_.size()), groups = num_groups();
+  std::vector<int64_t> perm(visit_.begin(), visit_.end());
   internal::Shuffle(perm.data(), parts, key);
 
   auto plan = std::make_shared<EpochPlan>();
   plan->parts.assign(perm.begin(), perm.end());
-  plan->order = Tensor::Empty({ids_.numel()}, DType::kI64);
+  plan->order = Tensor::Empty({num_ids_}, DType::kI64);
   plan->group_begin.reserve(static_cast<size_t>(groups) + 1);
   int64_t* out = plan->order.data<int64_t>();
   const int64_t* by_part = ids_.data<int64_t>();
@@ -135,14 +161,14 @@ Tensor PartitionOrder::Batch(int64_t epoch, int64_t b) const {
   if (b < 0 || b >= num_batches_) return Tensor();
   const std::shared_ptr<const EpochPlan> plan = Plan(epoch);
   const int64_t begin = b * batch_size_;
-  return plan->order.Slice(0, begin, std::min(begin + batch_size_, ids_.numel()));
+  return plan->order.Slice(0, begin, std::min(begin + batch_size_, num_ids_));
 }
 
 std::vector<int> PartitionOrder::GroupPartitions(int64_t epoch, int g) const {
   if (g < 0 || g >= num_groups()) return {};
   const std::shared_ptr<const EpochPlan> plan = Plan(epoch);
   const int first = g * group_size_;
-  const int last = std::min(num_partitions(), first + group_size_);
+  const int last = std::min(static_cast<int>(visit_.size()), first + group_size_);
   std::vector<int> parts(plan->parts.begin() + first, plan->parts.begin() + last);
   std::sort(parts.begin(), parts.end());
   return parts;
@@ -158,7 +184,7 @@ std::pair<int, int> PartitionOrder::BatchGroups(int64_t epoch, int64_t b) const 
     return static_cast<int>(std::upper_bound(starts.begin(), starts.end() - 1, i) - starts.begin()) - 1;
   };
   const int64_t begin = b * batch_size_;
-  const int64_t end = std::min(begin + batch_size_, ids_.numel());
+  const int64_t end = std::min(begin + batch_size_, num_ids_);
   return {group_at(begin), group_at(end - 1)};
 }
 

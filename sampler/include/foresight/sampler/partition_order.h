@@ -35,17 +35,25 @@ namespace foresight::sampler {
 class PartitionOrder : public BatchOrder {
  public:
   // `train_ids`: 1-D i32/i64 host ids in [0, offsets.back()). `offsets`:
-  // P+1 non-decreasing row offsets starting at 0. group_size >= 1. Invalid
-  // arguments leave the order with no batches and status() saying why.
+  // P+1 non-decreasing row offsets starting at 0. group_size >= 1.
+  // `partitions`: the distinct partitions this order visits (one owner's
+  // share of them, owned_partition_order.h); the training ids of the
+  // others are left out. Empty: all P. Invalid arguments leave the order
+  // with no batches and status() saying why.
   PartitionOrder(Tensor train_ids, std::vector<int64_t> offsets, int64_t batch_size, uint64_t seed,
-                 int group_size = 1);
+                 int group_size = 1, std::vector<int> partitions = {});
 
   const Status& status() const { return status_; }
   int64_t num_batches() const override { return num_batches_; }
   Tensor Batch(int64_t epoch, int64_t b) const override;
 
+  // P, the partitions of the offsets (visited or not).
   int num_partitions() const;
-  // Groups per epoch: ceil(P / group_size).
+  // The partitions visited, ascending (all P unless the constructor named some).
+  const std::vector<int>& visited_partitions() const { return visit_; }
+  // Training ids in the visited partitions: every epoch visits each once.
+  int64_t num_ids() const { return num_ids_; }
+  // Groups per epoch: ceil(visited partitions / group_size).
   int num_groups() const;
   int group_size() const { return group_size_; }
   int64_t batch_size() const { return batch_size_; }
@@ -66,10 +74,12 @@ class PartitionOrder : public BatchOrder {
   // batch starts in it.
   struct EpochPlan {
     Tensor order;                      // i64 [num ids]
-    std::vector<int> parts;            // partitions in visiting order [P]
+    std::vector<int> parts;            // visited partitions in visiting order
     std::vector<int64_t> group_begin;  // where each group's ids start in order [groups + 1]
   };
   Status Init(const Tensor& train_ids);
+  // Checks and sorts visit_ (all P when empty) and counts its training ids.
+  Status SetVisited();
   std::shared_ptr<const EpochPlan> MakePlan(int64_t epoch) const;
   std::shared_ptr<const EpochPlan> Plan(int64_t epoch) const;
 
@@ -81,6 +91,8 @@ class PartitionOrder : public BatchOrder {
   // part_begin_[p+1]), in train_ids order.
   Tensor ids_;
   std::vector<int64_t> part_begin_;
+  std::vector<int> visit_;  // the partitions visited, ascending
+  int64_t num_ids_ = 0;     // training ids in them
   int64_t num_batches_ = 0;
   Status status_;
   mutable internal::EpochCache<std::shared_ptr<const EpochPlan>> cache_;
