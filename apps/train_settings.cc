@@ -365,6 +365,11 @@ const std::vector<TrainKey>& TrainKeys() {
        "Partitions per group of --order partition, resident together for --sampling resident (default: 0 = "
        "as many as the feature cache holds, at least 1)",
        &O::resident_partitions, nullptr, false},
+      {"rank-partitions",
+       "--order partition on several ranks: each rank owns a balanced set of partitions and takes its part of "
+       "every global batch from them (reads its own rows and their halo); 0 = the job's ranks. N on one rank "
+       "trains the global batches of N ranks",
+       &O::rank_partitions, nullptr, false},
       // Link prediction (--task link).
       {"task", "What to train: node (classification) or link (prediction on the triples of `preprocess --format "
        "triples`)", &O::task, "node|link", false},

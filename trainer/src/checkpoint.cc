@@ -119,6 +119,9 @@ nlohmann::json TrainOptionsToJson(const TrainOptions& o) {
   j["order"] = o.order;
   j["sampling"] = o.sampling;
   j["resident_partitions"] = o.resident_partitions;
+  // The ranks the partitions are split between change the global batches
+  // (recorded only then, so other checkpoints keep their hash).
+  if (o.order == "partition" && o.rank_partitions > 1) j["rank_partitions"] = o.rank_partitions;
   return j;
 }
 

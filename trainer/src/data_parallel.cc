@@ -1,5 +1,6 @@
 #include "data_parallel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -9,9 +10,19 @@
 
 namespace foresight::trainer::internal {
 
+int PartitionOwners(const TrainOptions& o, int ranks) {
+  if (o.order != "partition") return 1;
+  return std::max(1, o.rank_partitions > 0 ? o.rank_partitions : ranks);
+}
+
 Status CheckDataParallel(const TrainOptions& o, int ranks) {
   if (ranks <= 1) return Status::OK();
   const std::string prefix = "training on " + std::to_string(ranks) + " ranks: ";
+  if (o.rank_partitions != 0 && o.rank_partitions != ranks) {
+    return InvalidArgument(prefix + "rank_partitions " + std::to_string(o.rank_partitions) +
+                           " splits the partitions between another number of ranks; leave it out (0: these " +
+                           std::to_string(ranks) + ")");
+  }
   if (o.full_graph) {
     return Unimplemented(prefix + "full_graph takes one step over the whole graph; data-parallel training splits "
                                   "mini-batches (leave out --full-graph)");
@@ -21,8 +32,8 @@ Status CheckDataParallel(const TrainOptions& o, int ranks) {
                          " trains an input table that is not yet shared between ranks; use file or degree");
   }
   if (o.sampling == "resident") {
-    return Unimplemented(prefix + "sampling resident keeps a rank's partitions in memory, which ranks do not "
-                                  "own yet; use --sampling full");
+    return Unimplemented(prefix + "sampling resident restricts a batch to one resident set, but each rank's part "
+                                  "of it has its own partitions; use --sampling full");
   }
   return Status::OK();
 }

@@ -37,6 +37,11 @@ struct DataParallel {
   int64_t steps = 0;
 };
 
+// The ranks order partition splits its partitions between
+// (TrainOptions::rank_partitions, 0 meaning the job's `ranks`); 1 when the
+// order is not split.
+int PartitionOwners(const TrainOptions& o, int ranks);
+
 // OK when `o` trains a GNN in a way N > 1 ranks reproduce exactly; else
 // Unimplemented naming the option and what to use.
 Status CheckDataParallel(const TrainOptions& o, int ranks);

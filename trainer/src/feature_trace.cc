@@ -1,5 +1,6 @@
 #include "foresight/trainer/feature_trace.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "foresight/sampler/seed_order.h"
 #include "node_data.h"
 #include "pipeline/pipeline_setup.h"
+#include "seed_orders.h"
 
 namespace foresight::trainer {
 
@@ -29,27 +31,18 @@ StatusOr<FeatureTrace> SampleFeatureTrace(const TrainOptions& options, int epoch
   FS_RETURN_IF_ERROR(internal::OpenNodeData(options.dataset, &data));
   const storage::Dataset& d = *data.dataset;
 
-  // The seed order, built as the mini-batch runner builds it.
-  std::unique_ptr<sampler::BatchOrder> order;
-  const sampler::PartitionOrder* partition_order = nullptr;
-  if (options.order == "partition") {
-    if (options.resident_partitions == 0) {
-      return InvalidArgument(
-          "--order partition needs --resident-partitions N here: training sizes the automatic group from the "
-          "cache, which the curve varies");
-    }
-    FS_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, internal::PartitionOffsets(d));
-    const int group = std::min(options.resident_partitions, static_cast<int>(offsets.size()) - 1);
-    auto p = std::make_unique<sampler::PartitionOrder>(d.train_ids(), std::move(offsets), options.batch_size,
-                                                       options.seed, group);
-    FS_RETURN_IF_ERROR(p->status());
-    partition_order = p.get();
-    order = std::move(p);
-  } else {
-    auto s = std::make_unique<sampler::SeedOrder>(d.train_ids(), options.batch_size, options.seed);
-    FS_RETURN_IF_ERROR(s->status());
-    order = std::move(s);
+  // The seed order, built as the mini-batch runner builds it (split
+  // between rank_partitions ranks: the global batches of such a run).
+  if (options.order == "partition" && options.resident_partitions == 0) {
+    return InvalidArgument(
+        "--order partition needs --resident-partitions N here: training sizes the automatic group from the "
+        "cache, which the curve varies");
   }
+  FS_ASSIGN_OR_RETURN(internal::SeedOrders orders,
+                      internal::MakeSeedOrders(d, options, options.resident_partitions,
+                                               std::max(1, options.rank_partitions)));
+  const sampler::BatchOrder* order = orders.order.get();
+  const sampler::PartitionOrder* partition_order = orders.partition;
 
   // The sample stage's loop (pipeline/sample_stage.cc) for one epoch.
   FeatureTrace trace;

@@ -86,6 +86,9 @@ Status TrainOptions::ValidateLink() const {
     return InvalidArgument("resume: needs a checkpoint directory to resume from");
   }
   if (full_graph) return InvalidArgument("full_graph: applies to task node");
+  if (rank_partitions != 0) {
+    return InvalidArgument("rank_partitions: splits the partitions of task node's order partition between ranks");
+  }
   if (order != "random" && order != "buckets") {
     return InvalidArgument("order: '" + order + "' is not one of random, buckets (task link)");
   }

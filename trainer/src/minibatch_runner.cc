@@ -29,6 +29,8 @@
 #include "pipeline/pipeline_setup.h"
 #include "progress_reporter.h"
 #include "rank_share_order.h"
+#include "seed_orders.h"
+#include "data_parallel.h"
 
 namespace foresight::trainer::internal {
 
@@ -92,15 +94,12 @@ class MiniBatchRunner : public EpochRunner {
     // The automatic group was sized by the budget (an upper bound of the
     // cache, which is only known now): size it by the cache itself, and
     // rebuild the order only when that changes the group.
-    if (partition_order_ != nullptr && o.resident_partitions == 0 && o.cache_size < 0 &&
-        AutoGroupSize(partition_order_->offsets(), RowBytes(), cache_bytes_) != partition_order_->group_size()) {
+    if (o.order == "partition" && o.resident_partitions == 0 && o.cache_size < 0 &&
+        AutoGroupSize(partition_offsets_, RowBytes(), cache_bytes_) != group_size_) {
       FS_RETURN_IF_ERROR(MakeOrder(d, o, cache_bytes_));
       ReleaseNodeArrays(d);
     }
-    if (partition_order_ != nullptr) {
-      FS_LOG(INFO) << "partition order: " << partition_order_->num_partitions() << " partitions in groups of "
-                   << partition_order_->group_size() << ", " << order_->num_batches() << " batches per epoch";
-    }
+    LogOrder();
     FS_ASSIGN_OR_RETURN(cache_policy_, cache::ParsePolicy(o.cache_policy));
     if (o.memory_budget > 0) {
       FS_LOG(INFO) << "memory budget " << FormatBytes(o.memory_budget) << ": " << memory_.Describe()
@@ -383,12 +382,12 @@ class MiniBatchRunner : public EpochRunner {
   // 16 batches spread over the first epoch (full neighbourhoods: an upper
   // bound for resident sampling too).
   Status ProbeBatches(MemoryInputs* mi) {
-    const int64_t nb = order_->num_batches();
+    const int64_t nb = local_order_->num_batches();
     const int64_t probes = std::min<int64_t>(16, nb);
     for (int64_t k = 0; k < probes; ++k) {
       const int64_t b = k * nb / probes;
       sampler::SampledBatch batch;
-      FS_RETURN_IF_ERROR(sampler_->Sample(state_.ctx, order_->Batch(0, b), 0, b, &batch));
+      FS_RETURN_IF_ERROR(sampler_->Sample(state_.ctx, local_order_->Batch(0, b), 0, b, &batch));
       mi->probe_rows = std::max(mi->probe_rows, batch.input_nodes.numel());
       mi->probe_edges = std::max(mi->probe_edges, batch.sampled_edges);
       mi->probe_dst_rows.resize(std::max(mi->probe_dst_rows.size(), batch.blocks.size()), 0);
@@ -403,25 +402,61 @@ class MiniBatchRunner : public EpochRunner {
     return Status::OK();
   }
 
-  // `cache_bytes` sizes the automatic group (resident_partitions 0).
+  // `cache_bytes` sizes the automatic group (resident_partitions 0). Sets
+  // order_ (the global batches) and local_order_ (this rank's part of
+  // them: with several ranks, its share of each global batch, or under an
+  // order split between the ranks, its batch from its own partitions).
   Status MakeOrder(const storage::Dataset& d, const TrainOptions& o, int64_t cache_bytes) {
+    const int ranks = Ranks();
+    group_size_ = 0;
     if (o.order == "partition") {
-      FS_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, PartitionOffsets(d));
-      const int parts = static_cast<int>(offsets.size()) - 1;
-      int group = o.resident_partitions;
-      if (group == 0) group = AutoGroupSize(offsets, RowBytes(), cache_bytes);
-      group = std::min(group, parts);
-      auto order = std::make_unique<sampler::PartitionOrder>(d.train_ids(), std::move(offsets), o.batch_size,
-                                                             o.seed, group);
-      FS_RETURN_IF_ERROR(order->status());
-      partition_order_ = order.get();
-      order_ = std::move(order);
-      return Status::OK();
+      FS_ASSIGN_OR_RETURN(partition_offsets_, PartitionOffsets(d));
+      group_size_ = o.resident_partitions > 0 ? o.resident_partitions
+                                              : AutoGroupSize(partition_offsets_, RowBytes(), cache_bytes);
     }
-    auto order = std::make_unique<sampler::SeedOrder>(d.train_ids(), o.batch_size, o.seed);
-    FS_RETURN_IF_ERROR(order->status());
-    order_ = std::move(order);
+    FS_ASSIGN_OR_RETURN(SeedOrders orders, MakeSeedOrders(d, o, group_size_, PartitionOwners(o, ranks)));
+    order_ = std::move(orders.order);
+    partition_order_ = orders.partition;
+    owned_order_ = orders.owned;
+    share_order_.reset();
+    local_order_ = order_.get();
+    if (owned_order_ != nullptr && ranks > 1) {
+      local_order_ = &owned_order_->Part(state_.data_parallel->comm->rank());
+    } else if (ranks > 1) {
+      share_order_ = std::make_unique<RankShareOrder>(order_.get(), state_.data_parallel->comm->rank(), ranks);
+      local_order_ = share_order_.get();
+    }
     return Status::OK();
+  }
+
+  int Ranks() const {
+    return state_.data_parallel != nullptr ? state_.data_parallel->comm->size() : 1;
+  }
+
+  // Rank 0 (or the one process) logs the order and, when split, which
+  // rank owns which partitions.
+  void LogOrder() const {
+    if (Ranks() > 1 && state_.data_parallel->comm->rank() != 0) return;
+    if (partition_order_ != nullptr) {
+      FS_LOG(INFO) << "partition order: " << partition_order_->num_partitions() << " partitions in groups of "
+                   << partition_order_->group_size() << ", " << order_->num_batches() << " batches per epoch";
+    }
+    if (owned_order_ != nullptr) {
+      FS_LOG(INFO) << "partition order split between " << owned_order_->owners() << " ranks, "
+                   << order_->num_batches() << " global batches per epoch: " << owned_order_->Describe();
+    }
+  }
+
+  // The hot tier's (or static policy's) rows: the highest in-degree rows
+  // of the graph, or, on a rank that owns partitions, of its own
+  // partitions (so it never reads rows its batches may not need).
+  std::vector<int64_t> StaticKeys(const storage::Dataset& d, int64_t count) const {
+    if (owned_order_ == nullptr || Ranks() == 1) return KeysByInDegree(d.indptr(), count);
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (int p : owned_order_->OwnerPartitions(state_.data_parallel->comm->rank())) {
+      ranges.emplace_back(partition_offsets_[p], partition_offsets_[p + 1]);
+    }
+    return KeysByInDegree(d.indptr(), count, ranges);
   }
 
   Status StartPipeline(int64_t first_seq) {
@@ -430,13 +465,8 @@ class MiniBatchRunner : public EpochRunner {
     const TrainOptions& o = *state_.options;
     PipelineConfig c;
     c.ctx = state_.ctx;
-    c.order = order_.get();
-    if (state_.data_parallel != nullptr && state_.data_parallel->comm->size() > 1) {
-      // This rank samples and reads only its part of each global batch.
-      const Communicator& comm = *state_.data_parallel->comm;
-      share_order_ = std::make_unique<RankShareOrder>(order_.get(), comm.rank(), comm.size());
-      c.order = share_order_.get();
-    }
+    // This rank samples and reads only its part of each global batch.
+    c.order = local_order_;
     c.graph = state_.data->graph;
     c.page_topology = o.topology == "paged";
     c.fanouts = o.fanouts;
@@ -473,7 +503,7 @@ class MiniBatchRunner : public EpochRunner {
       static_rows = c.cache.hot_slots;
     }
     if (static_rows > 0) {
-      c.static_keys = KeysByInDegree(d.indptr(), static_rows);
+      c.static_keys = StaticKeys(d, static_rows);
       // Ranking read every node's degree: give those CSR pages back.
       ReleaseNodeArrays(d);
     }
@@ -513,8 +543,12 @@ class MiniBatchRunner : public EpochRunner {
   // Builds evaluation's full-neighbour blocks (the sample stage has its own).
   std::unique_ptr<sampler::NeighborSampler> sampler_;
   std::unique_ptr<sampler::BatchOrder> order_;
-  std::unique_ptr<RankShareOrder> share_order_;  // order_'s part for this rank (several ranks)
-  const sampler::PartitionOrder* partition_order_ = nullptr;  // order_, when partition
+  std::unique_ptr<RankShareOrder> share_order_;  // order_'s part for this rank (several ranks, not split)
+  const sampler::BatchOrder* local_order_ = nullptr;  // what this rank samples and reads (order_ on one rank)
+  const sampler::PartitionOrder* partition_order_ = nullptr;  // order_, when partition with one owner
+  const sampler::OwnedPartitionOrder* owned_order_ = nullptr;  // order_, when split between ranks
+  std::vector<int64_t> partition_offsets_;  // order partition: the dataset's
+  int group_size_ = 0;  // order partition: partitions a group (before clamping)
   std::unique_ptr<storage::RowStore> store_;
   Tensor host_rows_;  // store_'s rows when in memory (memory, mmap): the direct row path reads them
   std::unique_ptr<storage::RowStore> eval_store_;  // disk only: buffered twin for evaluation

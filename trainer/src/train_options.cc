@@ -146,6 +146,18 @@ Status TrainOptions::Validate() const {
     return InvalidArgument("resident_partitions: must be >= 0 (0 = as many as the cache holds), got " +
                            std::to_string(resident_partitions));
   }
+  if (rank_partitions < 0) {
+    return InvalidArgument("rank_partitions: must be >= 0 (0 = the job's ranks), got " +
+                           std::to_string(rank_partitions));
+  }
+  if (rank_partitions > 0 && order != "partition") {
+    return InvalidArgument("rank_partitions: splits the partitions of order partition between ranks (got order = " +
+                           order + ")");
+  }
+  if (rank_partitions > 1 && sampling == "resident") {
+    return InvalidArgument("rank_partitions: sampling resident restricts a batch to one resident set, but each "
+                           "rank's part of it has its own partitions; use sampling full");
+  }
   if (sampling == "resident" && order != "partition") {
     return InvalidArgument("sampling: resident restricts sampling to the batch's partition group, so it needs "
                            "order = partition (got order = " + order + ")");

@@ -185,8 +185,12 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   CheckpointState state;
   state.num_nodes = data.dataset->num_nodes();
   state.model = model_config;
-  state.options = internal::TrainOptionsToJson(options);
-  state.options_hash = internal::TrainingOptionsHash(options);
+  // Recorded with the ranks the partitions were split between (an N-rank
+  // run resumes on N ranks, or on one with rank_partitions N).
+  TrainOptions recorded = options;
+  recorded.rank_partitions = internal::PartitionOwners(options, ranks);
+  state.options = internal::TrainOptionsToJson(recorded);
+  state.options_hash = internal::TrainingOptionsHash(recorded);
   bool resumed = false;
   if (options.resume) {
     CheckpointState fresh = state;

@@ -34,20 +34,31 @@ StatusOr<TrainingFeatures> OpenTrainingFeatures(const TrainOptions& options, con
 }
 
 std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count) {
-  const int64_t n = indptr.numel() - 1;
+  return KeysByInDegree(indptr, count, {{0, indptr.numel() - 1}});
+}
+
+std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count,
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges) {
+  int64_t n = 0;
+  for (const auto& [begin, end] : ranges) n += end - begin;
   count = std::max<int64_t>(0, std::min(count, n));
   if (count == 0) return {};
   const int64_t* p = indptr.data<int64_t>();
   auto degree = [p](int64_t v) { return p[v + 1] - p[v]; };
+  auto for_each_id = [&ranges](auto&& f) {
+    for (const auto& [begin, end] : ranges) {
+      for (int64_t v = begin; v < end; ++v) f(v);
+    }
+  };
   // Only `count` ids are ever held (a list of every node would cost 8 bytes
   // a node beside the cache): the cut degree t is the largest with at least
   // `count` nodes of degree >= t, found by bisection over the degrees.
   int64_t lo = 0, hi = 0;
-  for (int64_t v = 0; v < n; ++v) hi = std::max(hi, degree(v));
+  for_each_id([&](int64_t v) { hi = std::max(hi, degree(v)); });
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo + 1) / 2;
     int64_t at_least = 0;
-    for (int64_t v = 0; v < n; ++v) at_least += degree(v) >= mid;
+    for_each_id([&](int64_t v) { at_least += degree(v) >= mid; });
     if (at_least >= count) {
       lo = mid;
     } else {
@@ -56,12 +67,12 @@ std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count) {
   }
   std::vector<int64_t> ids;
   ids.reserve(static_cast<size_t>(count));
-  for (int64_t v = 0; v < n; ++v) {
+  for_each_id([&](int64_t v) {
     if (degree(v) > lo) ids.push_back(v);
-  }
-  for (int64_t v = 0; v < n && static_cast<int64_t>(ids.size()) < count; ++v) {
-    if (degree(v) == lo) ids.push_back(v);  // ties at the cut: smaller ids
-  }
+  });
+  for_each_id([&](int64_t v) {
+    if (degree(v) == lo && static_cast<int64_t>(ids.size()) < count) ids.push_back(v);  // ties at the cut: smaller ids
+  });
   std::sort(ids.begin(), ids.end(), [&degree](int64_t a, int64_t b) {
     const int64_t da = degree(a), db = degree(b);
     return da != db ? da > db : a < b;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "foresight/core/status.h"
@@ -44,6 +45,10 @@ StatusOr<TrainingFeatures> OpenTrainingFeatures(const TrainOptions& options, con
 // The `count` nodes of highest in-degree (indptr of the CSR by
 // destination), highest first, ties by smaller id.
 std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count);
+// The same among the ids of `ranges` ([begin, end) row ranges, disjoint,
+// ascending): a rank's own partitions.
+std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count,
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges);
 
 // resident_partitions 0: as many partitions as `cache_bytes` holds, by the
 // largest partition's rows of `row_bytes` each (offsets: P + 1 row

@@ -213,6 +213,16 @@ struct TrainOptions {
   // together for --sampling resident); 0 = as many partitions as the
   // feature cache can hold (at least 1). Default: 0
   int resident_partitions = 0;
+  // Order partition on several ranks: the ranks the partitions are split
+  // between (sampler/owned_partition_order.h). Each rank owns a fixed,
+  // balanced set of partitions and takes its part of every global batch
+  // from its own partitions' groups, so its reads are its partitions'
+  // rows and their sampled halo. 0 = the job's ranks (one rank: the
+  // plain partition order). N > 1 on one rank trains the global batches
+  // of N ranks (to compare with, or resume, such a run); on N ranks it
+  // must be 0 or N. Recorded in checkpoints: a run resumes on as many
+  // ranks (or one rank with this N). Default: 0
+  int rank_partitions = 0;
 
   // --- DLRM (model = "dlrm", on a clicks dataset). batch_size, epochs,
   // lr / optimizer / weight_decay (the dense parameters), dropout (on the
