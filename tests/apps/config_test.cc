@@ -55,6 +55,7 @@ order: partition
 sampling: resident
 topology: paged
 resident_partitions: 2
+rank_partitions: 3
 node_features: degree
 bottom_mlp: [32, 16]
 top-mlp: 64,1
@@ -124,6 +125,7 @@ order = "partition"
 sampling = "resident"
 topology = "paged"
 resident-partitions = 2
+rank-partitions = 3
 node-features = "degree"
 bottom_mlp = [32, 16]
 top-mlp = [64, 1]
@@ -192,6 +194,7 @@ std::vector<FlagValue> kFlags = {
     {"sampling", ConfigValue::Text("resident")},
     {"topology", ConfigValue::Text("paged")},
     {"resident-partitions", ConfigValue::Text("2")},
+    {"rank-partitions", ConfigValue::Text("3")},
     {"node-features", ConfigValue::Text("degree")},
     {"bottom-mlp", ConfigValue::Text("32,16")},
     {"top-mlp", ConfigValue::Text("64,1")},
@@ -271,6 +274,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.sampling, "resident");
   EXPECT_EQ(o.topology, "paged");
   EXPECT_EQ(o.resident_partitions, 2);
+  EXPECT_EQ(o.rank_partitions, 3);
   EXPECT_EQ(o.task, "link");
   EXPECT_EQ(o.negatives, 50);
   EXPECT_EQ(o.negative_chunk, 10);

@@ -267,6 +267,14 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
                    << m.allreduce_seconds << " s of " << m.epoch_seconds << " s training ("
                    << data_parallel.allreduce_bytes / data_parallel.steps << " bytes per step and rank)";
     }
+    if (ranks > 1 && options.progress && !options.full_graph) {
+      // Each rank's own reads (the metrics lines carry rank 0's): with
+      // --order partition, those of its partitions and their halo.
+      FS_LOG(INFO) << "epoch " << m.epoch << " reads on this rank: " << m.rows_requested << " rows requested, "
+                   << m.rows_read << " rows read (" << m.bytes_read << " bytes in " << m.reads_issued
+                   << " reads), cache hits " << m.cache_hits << ", misses " << m.cache_misses << "; "
+                   << "training " << m.epoch_seconds << " s for the global batches' " << m.seeds << " seeds";
+    }
     data_parallel.allreduce_seconds = 0;
     data_parallel.allreduce_bytes = 0;
     data_parallel.steps = 0;
