@@ -3,7 +3,7 @@
 # by the ranks (--order partition on mpirun -np N): each rank's feature
 # reads from the disk store and the epoch's training seconds at 1, 2 and 3
 # ranks, one rank count after the other in one run. The graph has planted
-# communities (so partitions have locality), 12 METIS partitions; every
+# communities (24, so partitions have locality), 12 METIS partitions; every
 # rank has its own lookahead cache of CACHE bytes (default 8M). Usage:
 #   bench/rank_partitions.sh BUILD_DIR WORK_DIR [CACHE]
 # Prints per rank and epoch: rows requested, rows read, bytes, reads, and
@@ -18,7 +18,7 @@ fs=$build/foresight
 mkdir -p "$work"
 if [ ! -d "$work/data" ]; then
   "$fs" generate graph --output "$work/data" --nodes 100000 --edges 1000000 --features 128 --classes 16 \
-    --communities 12 --p-in 0.9 --train-frac 0.5 --test-frac 0.3 --undirected --quiet --threads 2
+    --communities 24 --p-in 0.9 --train-frac 0.5 --test-frac 0.3 --undirected --quiet --threads 2
   "$fs" partition "$work/data" --parts 12 --method metis --seed 1
 fi
 root=""

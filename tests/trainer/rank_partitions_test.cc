@@ -201,6 +201,22 @@ TEST_F(RankPartitionsTest, EachRankReadsOnlyItsPartitionsAndTheirHalo) {
               static_cast<long>(order.OwnerRows(rank)), bound.size(), static_cast<long>(rows_read),
               static_cast<long>(spec.num_nodes));
   if (ranks > 1) EXPECT_LT(rows_read, spec.num_nodes) << "rank " << rank << " read the whole graph";
+
+  // A hot tier of half the cache takes the highest in-degree rows of the
+  // rank's own partitions: it reads no row outside them and the halo.
+  o.hot_fraction = 0.5;
+  const TrainedRun hot = TrainOn(o, world_);
+  ASSERT_OK(hot.status);
+  int64_t hot_rows_read = 0;
+  for (const EpochMetrics& m : hot.summary.history) hot_rows_read += m.rows_read;
+  std::set<int64_t> needed_or_own = needed;
+  const std::vector<int64_t>& offsets = data.dataset->partition_offsets();
+  for (int p : order.OwnerPartitions(rank)) {
+    for (int64_t v = offsets[p]; v < offsets[p + 1]; ++v) needed_or_own.insert(v);
+  }
+  EXPECT_GE(hot_rows_read, rows_read);
+  EXPECT_LE(hot_rows_read, static_cast<int64_t>(needed_or_own.size()))
+      << "rank " << rank << "'s hot tier read rows of other ranks' partitions";
 }
 
 TEST_F(RankPartitionsTest, ACheckpointResumesOnTheSameRanks) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "data_parallel.h"
 #include "epoch_runner.h"
 #include "foresight/cache/cache_planner.h"
 #include "foresight/core/allocator.h"
@@ -30,7 +31,6 @@
 #include "progress_reporter.h"
 #include "rank_share_order.h"
 #include "seed_orders.h"
-#include "data_parallel.h"
 
 namespace foresight::trainer::internal {
 
