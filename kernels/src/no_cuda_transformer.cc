@@ -6,26 +6,9 @@
 
 namespace foresight::kernels::cuda {
 
-Status VarlenAttention(const ExecContext&, const AttentionOptions&, const Tensor&, const Tensor&, const Tensor&,
-                       const Tensor&, int64_t, Tensor*, Tensor*) {
-  return NoCuda("VarlenAttention");
-}
-Status VarlenAttentionBackward(const ExecContext&, const AttentionOptions&, const Tensor&, const Tensor&,
-                               const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t,
-                               Tensor*, Tensor*, Tensor*) {
-  return NoCuda("VarlenAttentionBackward");
-}
-Status LayerNorm(const ExecContext&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, float,
-                 Tensor*, Tensor*, Tensor*, Tensor*) {
-  return NoCuda("LayerNorm");
-}
-Status LayerNormBackward(const ExecContext&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                         Tensor*, Tensor*, Tensor*) {
-  return NoCuda("LayerNormBackward");
-}
-Status Gelu(const ExecContext&, GeluForm, const Tensor&, const Tensor&, Tensor*) { return NoCuda("Gelu"); }
-Status GeluBackward(const ExecContext&, GeluForm, const Tensor&, const Tensor&, const Tensor&, Tensor*) {
-  return NoCuda("GeluBackward");
-}
+#define FORESIGHT_BACKEND_OP(name, params) \
+  Status name params { return NoCuda(#name); }
+#include "transformer_backend_ops.inc"
+#undef FORESIGHT_BACKEND_OP
 
 }  // namespace foresight::kernels::cuda

@@ -4,7 +4,6 @@
 // checks the plan against the measured peak RSS of real runs.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -41,14 +40,7 @@ class MemoryPlanCliTest : public ::testing::Test {
     const testing::CliResult r = testing::RunForesight(TrainArgs(extra + " --plan-only"));
     EXPECT_EQ(r.code, 0) << r.err;
     *plan = r.out;
-    const std::string key = "smallest --memory-budget this run accepts: ";
-    const size_t at = r.out.find(key);
-    if (at == std::string::npos) return 0;
-    double value = 0;
-    char unit[8] = {0};
-    if (std::sscanf(r.out.c_str() + at + key.size(), "%lf %3s", &value, unit) != 2) return 0;
-    const double scale = std::string(unit) == "GiB" ? 1 << 30 : std::string(unit) == "MiB" ? 1 << 20 : 1 << 10;
-    return static_cast<int64_t>(value * scale);
+    return testing::SmallestBudgetInPlan(r.out);
   }
 
   static testing::TempDir* dir_;

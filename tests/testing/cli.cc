@@ -81,4 +81,16 @@ std::vector<nlohmann::json> ParseJsonLines(const std::string& text) {
   return lines;
 }
 
+int64_t SmallestBudgetInPlan(const std::string& plan) {
+  const std::string key = "smallest --memory-budget this run accepts: ";
+  const size_t at = plan.find(key);
+  if (at == std::string::npos) return 0;
+  double value = 0;
+  char unit[8] = {0};
+  if (std::sscanf(plan.c_str() + at + key.size(), "%lf %3s", &value, unit) != 2) return 0;
+  const std::string u(unit);
+  const double scale = u == "GiB" ? 1 << 30 : u == "MiB" ? 1 << 20 : u == "KiB" ? 1 << 10 : u == "B" ? 1 : 0;
+  return static_cast<int64_t>(value * scale);
+}
+
 }  // namespace foresight::testing

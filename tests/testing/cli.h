@@ -2,6 +2,7 @@
 // it leaves, as the CLI end-to-end suites do.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,5 +39,10 @@ std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
 // Each line of `text` (a script's stdout) parsed; a line that is not JSON
 // gives a discarded value (is_discarded()), so a test can say which.
 std::vector<nlohmann::json> ParseJsonLines(const std::string& text);
+
+// The bytes of the "smallest --memory-budget this run accepts: <x> <unit>"
+// line of a `train --plan-only` output (GiB, MiB or KiB); 0 when the output
+// has no such line, so a test's comparison with it fails.
+int64_t SmallestBudgetInPlan(const std::string& plan);
 
 }  // namespace foresight::testing
