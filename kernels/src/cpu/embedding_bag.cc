@@ -1,7 +1,9 @@
-// Embedding bags on the CPU. Forward: bags in fixed chunks of samples over
-// the pool, each bag summed in id order straight into its slice of out,
-// while a second cursor a fixed number of bags ahead (across sample ends)
-// prefetches rows (a random row gather is bound by the misses in flight).
+// Embedding bags on the CPU. Forward: bags walked in id order (table-major)
+// in fixed chunks over the pool, each bag summed in id order straight into
+// its slice of out, while a cursor a fixed number of ids ahead (across bag
+// and table ends) prefetches rows (a random row gather is bound by the
+// misses in flight); with one id in every bag, blocks of samples walked
+// table by table, each output row a copy (0.0f + row).
 // Backward + update: the occurrences of each table (contiguous, since bags
 // are table-major) grouped by row with a hash and a counting pass; each
 // row's gradient summed in ascending position (from its first term) and
@@ -287,8 +289,9 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
 // path's bits (a bag of one is never divided by its length, which would not
 // change them). A chunk is a block of samples walked table by table, so the
 // reads stay in one table for a while and the writes in the block's few
-// pages of out; on the development VM this took 8% less CPU than walking
-// the bags in id order (bench/RESULTS.md, "One id a bag").
+// pages of out; on the development VM this took 1-8% less CPU than the
+// general path's walk in id order, in two interleaved runs (bench/RESULTS.md,
+// "Embedding bags at one id a bag").
 template <typename W, typename I>
 Status ForwardOneIdPerBag(const ExecContext& ctx, const Bags& g, const W* weights, const I* ids, float* out) {
   const int64_t grain = std::max<int64_t>(1, kOneIdBlockIds / g.tables);
