@@ -215,8 +215,11 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
   const int64_t out_width = g.tables * g.dim;
   std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(num_bags, grain)), -1);
   // Bags in their table-major order (the order of ids): a chunk's rows come
-  // from one table or two, whose pages stay in the TLB, where walking a
-  // sample's tables in turn cycled through every table's pages.
+  // from one table or two, where walking each sample's tables in turn
+  // cycled through all of them (25-30% less CPU at 4 ids a bag, 7-15% at
+  // one on the development VM; bench/RESULTS.md, "Embedding bags at one id
+  // a bag"). That VM translates in 4 KB pages, so every random row still
+  // costs a page walk; the walks' page-table reads are what stay closer.
   ctx.pool->ParallelForChunks(num_bags, grain, [&](int64_t chunk, int64_t q0, int64_t q1) {
     // A cursor kPrefetchDistance ids ahead of the work, across bag and
     // table ends, prefetches rows: a random gather is bound by how many
