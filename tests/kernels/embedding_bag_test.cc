@@ -87,6 +87,93 @@ TEST(EmbeddingBagTest, DeterministicAcrossThreadCounts) {
   }
 }
 
+// Every case of CasesWithFewAndManyTables() with exactly one id a bag (the
+// forward's own path), and a larger one whose batch spans several chunks.
+std::vector<Case> OneIdPerBagCases() {
+  std::vector<Case> cases = CasesWithFewAndManyTables();
+  Case big;
+  big.batch = 300;
+  big.tables = 9;
+  big.rows_per_table = 40;
+  cases.push_back(big);
+  for (Case& c : cases) c.min_bag = c.max_bag = 1;
+  return cases;
+}
+
+TEST(EmbeddingBagTest, OneIdPerBagMatchesReferenceBitForBit) {
+  for (const Case& c : OneIdPerBagCases()) {
+    SCOPED_TRACE(Name(c) + "/tables=" + std::to_string(c.tables) + "/batch=" + std::to_string(c.batch));
+    for (int threads : {1, 2}) {
+      Problem p = Make(c);
+      ThreadPool pool(threads);
+      EXPECT_EQ(Vec(Forward(p, c, &pool)), reference::EmbeddingBagForwardRef(p.ref, p.emb)) << threads;
+      const SparseOptimizerConfig cfg = ConfigOf(c.opt);
+      std::vector<float> emb = p.emb, state = p.state;
+      reference::EmbeddingBagUpdateRef(p.ref, Vec(p.grad_out), RefOf(cfg), c.dtype == DType::kF16, &emb, &state);
+      Backward(&p, c, cfg, &pool);
+      EXPECT_EQ(Embeddings(p), emb) << threads;
+      EXPECT_EQ(State(p), state) << threads;
+    }
+  }
+}
+
+// The one-id forward gives the general path's bits: the same problem with
+// its last two bags' offsets changed (the second-last bag takes both ids,
+// the last none) runs the general path, and every other bag must match
+// byte for byte, -0.0 rows included.
+TEST(EmbeddingBagTest, OneIdPerBagForwardEqualsTheGeneralPath) {
+  for (const Case& base : OneIdPerBagCases()) {
+    Case c = base;
+    SCOPED_TRACE(Name(c) + "/tables=" + std::to_string(c.tables) + "/batch=" + std::to_string(c.batch));
+    Problem p = Make(c);
+    // Negative zeros in every third row's first element (0.0f + -0.0f is +0.0f on both paths).
+    const int64_t width = p.layout.row_width();
+    for (int64_t r = 0; r < p.weights.size(0); r += 3) {
+      if (c.dtype == DType::kF16) {
+        p.weights.data<Half>()[r * width].bits = 0x8000;
+      } else {
+        p.weights.data<float>()[r * width] = -0.0f;
+      }
+    }
+    ThreadPool pool(2);
+    const Tensor fast = Forward(p, c, &pool);
+    Problem general = p;
+    general.offsets = p.offsets.Clone();
+    const int64_t bags = c.batch * c.tables;
+    general.offsets.data<int64_t>()[bags - 1] = bags;  // bag bags-2 holds ids bags-2 and bags-1; the last is empty
+    const Tensor slow = Forward(general, c, &pool);
+    for (int64_t b = 0; b < c.batch; ++b) {
+      for (int64_t t = 0; t < c.tables; ++t) {
+        const int64_t q = t * c.batch + b;
+        if (q >= bags - 2) continue;
+        const float* f = fast.data<float>() + (b * c.tables + t) * c.dim;
+        const float* s = slow.data<float>() + (b * c.tables + t) * c.dim;
+        EXPECT_EQ(0, std::memcmp(f, s, c.dim * sizeof(float))) << "sample " << b << " table " << t;
+      }
+    }
+  }
+}
+
+// With one id a bag the bad id reported is the first in id order, even when
+// a chunk of samples earlier in the walk holds a later one.
+TEST(EmbeddingBagTest, OneIdPerBagReportsTheFirstBadId) {
+  Case c;
+  c.batch = 300;
+  c.tables = 9;
+  c.min_bag = c.max_bag = 1;
+  Problem p = Make(c);
+  Tensor ids = p.ids.Clone();
+  ids.data<int64_t>()[c.batch + 10] = -1;  // table 1, sample 10 (the first chunk of samples)
+  ids.data<int64_t>()[200] = c.rows_per_table;  // table 0, sample 200 (a later chunk)
+  ThreadPool pool(2);
+  ExecContext ctx = CpuContext(0, &pool);
+  Tensor out = Tensor::Empty({c.batch, c.tables * c.dim}, DType::kF32);
+  const Status s =
+      EmbeddingBagForward(ctx, p.layout, p.weights, p.table_offsets, ids, p.offsets, Tensor(), Pooling::kSum, &out);
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(s.message().find("ids[200] = 7 (sample 200 of table 0)"), std::string::npos) << s.ToString();
+}
+
 // One table of 2 rows, dim 2; bags {0, 0, 1} and {0}: row 0 appears three
 // times (gradient g0 + g0 + g1), row 1 once.
 struct Tiny {

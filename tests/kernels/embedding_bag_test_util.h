@@ -22,7 +22,7 @@ using reference::RefOptimizer;
 
 struct Case {
   int64_t batch = 5, tables = 3, dim = 12, rows_per_table = 7;
-  int max_bag = 4;
+  int min_bag = 0, max_bag = 4;  // each bag's length, uniform in [min_bag, max_bag]
   bool table_offsets = true;
   bool psw = false;
   bool mean = false;
@@ -56,7 +56,7 @@ inline Problem Make(const Case& c) {
   for (int64_t t = 0; t < c.tables; ++t) {
     if (c.table_offsets) g.table_offsets.push_back(t * c.rows_per_table);
     for (int64_t b = 0; b < c.batch; ++b) {
-      const int len = static_cast<int>(rng() % (c.max_bag + 1));
+      const int len = c.min_bag + static_cast<int>(rng() % (c.max_bag - c.min_bag + 1));
       for (int i = 0; i < len; ++i) {
         const int64_t local = static_cast<int64_t>(rng() % c.rows_per_table);
         g.ids.push_back(c.table_offsets ? local : t * c.rows_per_table + local);

@@ -1,7 +1,9 @@
-// Embedding bags on the CPU. Forward: bags in fixed chunks of samples over
-// the pool, each bag summed in id order straight into its slice of out,
-// while a second cursor a fixed number of bags ahead (across sample ends)
-// prefetches rows (a random row gather is bound by the misses in flight).
+// Embedding bags on the CPU. Forward: bags walked in id order (table-major)
+// in fixed chunks over the pool, each bag summed in id order straight into
+// its slice of out, while a cursor a fixed number of ids ahead (across bag
+// and table ends) prefetches rows (a random row gather is bound by the
+// misses in flight); with one id in every bag, blocks of samples walked
+// table by table, each output row a copy (0.0f + row).
 // Backward + update: the occurrences of each table (contiguous, since bags
 // are table-major) grouped by row with a hash and a counting pass; each
 // row's gradient summed in ascending position (from its first term) and
@@ -28,8 +30,9 @@ namespace foresight::kernels::cpu {
 
 namespace {
 
-constexpr int kPrefetchDistance = 8;  // ids ahead whose rows are prefetched (a bag's first ids, too)
-constexpr int64_t kBagsAhead = 8;      // forward: bags ahead whose first rows are prefetched
+constexpr int kPrefetchDistance = 8;  // ids ahead whose rows are prefetched
+constexpr int64_t kForwardIdsPerChunk = 1024;  // forward: about this many ids a chunk
+constexpr int64_t kOneIdBlockIds = 1664;       // forward, one id a bag: ids a block (64 samples of 26 tables)
 constexpr int64_t kGroupsAhead = 8;    // backward: rows (and occurrences) ahead that are prefetched
 constexpr int64_t kGroupGrain = 32;    // distinct rows per backward chunk, when tables are few
 // Tables per thread from which each task groups and applies whole tables
@@ -114,11 +117,15 @@ inline void PrefetchRow(const void* p, int64_t bytes) {
 
 // ---- value checks ----
 
-Status CheckBagOffsets(const char* op, const int64_t* offsets, int64_t num_bags, int64_t num_ids) {
+// Also says whether every bag holds exactly one id.
+Status CheckBagOffsets(const char* op, const int64_t* offsets, int64_t num_bags, int64_t num_ids,
+                       bool* one_id_per_bag) {
   if (offsets[0] != 0) {
     return InvalidArgument(std::string(op) + ": offsets[0] must be 0, got " + std::to_string(offsets[0]));
   }
+  bool ones = true;
   for (int64_t q = 0; q < num_bags; ++q) {
+    ones &= offsets[q + 1] - offsets[q] == 1;
     if (offsets[q + 1] < offsets[q]) {
       return InvalidArgument(std::string(op) + ": offsets must not decrease: offsets[" + std::to_string(q + 1) +
                              "] = " + std::to_string(offsets[q + 1]) + " < offsets[" + std::to_string(q) +
@@ -129,6 +136,7 @@ Status CheckBagOffsets(const char* op, const int64_t* offsets, int64_t num_bags,
     return InvalidArgument(std::string(op) + ": offsets[" + std::to_string(num_bags) + "] must equal the " +
                            std::to_string(num_ids) + " ids, got " + std::to_string(offsets[num_bags]));
   }
+  *one_id_per_bag = ones;
   return Status::OK();
 }
 
@@ -136,9 +144,9 @@ using Bags = internal::EmbeddingBagArgs;
 
 StatusOr<Bags> ReadBags(const char* op, const EmbeddingRowLayout& layout, const Tensor& weights,
                         const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets,
-                        const Tensor& psw, Pooling pooling, const Tensor& pooled) {
+                        const Tensor& psw, Pooling pooling, const Tensor& pooled, bool* one_id_per_bag) {
   const Bags g = internal::UnpackEmbeddingBagArgs(layout, weights, table_offsets, ids, offsets, psw, pooling, pooled);
-  FS_RETURN_IF_ERROR(CheckBagOffsets(op, g.offsets, g.num_bags(), g.num_ids));
+  FS_RETURN_IF_ERROR(CheckBagOffsets(op, g.offsets, g.num_bags(), g.num_ids, one_id_per_bag));
   if (g.table_offsets != nullptr) {
     FS_RETURN_IF_ERROR(internal::CheckTableOffsetValues(op, g.table_offsets, g.tables, g.rows));
   }
@@ -200,76 +208,134 @@ void UpdateRow(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& c,
 
 template <typename W, typename I>
 Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, const I* ids, float* out) {
-  const int64_t avg = g.num_bags() > 0 ? g.num_ids / g.num_bags() : 0;
-  const int64_t grain = std::max<int64_t>(1, kElementGrain / (g.tables * g.dim * (1 + avg)));
+  const int64_t num_bags = g.num_bags();
+  const int64_t avg = std::max<int64_t>(1, g.num_ids / num_bags);
+  const int64_t grain = std::max<int64_t>(1, kForwardIdsPerChunk / avg);
   const int64_t row_bytes = g.dim * static_cast<int64_t>(sizeof(W));
-  const int64_t ahead = kBagsAhead;
-  std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(g.batch, grain)), -1);
-  ctx.pool->ParallelForChunks(g.batch, grain, [&](int64_t chunk, int64_t b0, int64_t b1) {
-    // A second cursor runs `ahead` bags before the work in (sample, table)
-    // order, across sample and chunk ends, prefetching each bag's first
-    // kPrefetchDistance rows: a random gather is bound by how many misses
-    // are in flight, and with one id a bag a sample's first tables would
-    // otherwise start cold.
-    int64_t pb = b0, pt = 0;
-    auto prefetch_next = [&] {
-      if (pb >= g.batch) return;
-      const int64_t q = pt * g.batch + pb;
-      const int64_t kp = g.offsets[q], kp_end = std::min(g.offsets[q + 1], kp + kPrefetchDistance);
-      for (int64_t k = kp; k < kp_end; ++k) {
-        const int64_t id = static_cast<int64_t>(ids[k]);
+  const int64_t out_width = g.tables * g.dim;
+  std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(num_bags, grain)), -1);
+  // Bags in their table-major order (the order of ids): a chunk's rows come
+  // from one table or two, where walking each sample's tables in turn
+  // cycled through all of them (25-30% less CPU at 4 ids a bag, 7-15% at
+  // one on the development VM; bench/RESULTS.md, "Embedding bags at one id
+  // a bag"). That VM translates in 4 KB pages, so every random row still
+  // costs a page walk; the walks' page-table reads are what stay closer.
+  ctx.pool->ParallelForChunks(num_bags, grain, [&](int64_t chunk, int64_t q0, int64_t q1) {
+    // A cursor kPrefetchDistance ids ahead of the work, across bag and
+    // table ends, prefetches rows: a random gather is bound by how many
+    // misses are in flight.
+    const int64_t k_end = g.offsets[q1];
+    int64_t pk = g.offsets[q0];
+    int64_t pt = q0 / g.batch;
+    int64_t p_table_end = g.offsets[(pt + 1) * g.batch];
+    auto prefetch_to = [&](int64_t k_stop) {
+      for (k_stop = std::min(k_stop, k_end); pk < k_stop; ++pk) {
+        while (pk >= p_table_end) p_table_end = g.offsets[(++pt + 1) * g.batch];
+        const int64_t id = static_cast<int64_t>(ids[pk]);
         // An id out of range is reported below; only in-range rows are touched.
         if (id >= 0 && id < g.limit(pt)) PrefetchRow(weights + (g.base(pt) + id) * g.row_width, row_bytes);
       }
-      if (++pt == g.tables) {
-        pt = 0;
-        ++pb;
-      }
     };
-    for (int64_t i = 0; i < ahead; ++i) prefetch_next();
-    for (int64_t b = b0; b < b1; ++b) {
-      for (int64_t t = 0; t < g.tables; ++t) {
-        prefetch_next();
-        const int64_t q = t * g.batch + b;
-        const int64_t base = g.base(t), limit = g.limit(t);
-        float* o = out + (b * g.tables + t) * g.dim;
-        const int64_t k0 = g.offsets[q], k1 = g.offsets[q + 1];
-        if (k0 == k1) {
-          std::fill(o, o + g.dim, 0.0f);
-          continue;
+    int64_t t = q0 / g.batch, b = q0 - t * g.batch;
+    int64_t base = g.base(t), limit = g.limit(t);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t k0 = g.offsets[q], k1 = g.offsets[q + 1];
+      prefetch_to(k1 + kPrefetchDistance);
+      float* o = out + b * out_width + t * g.dim;
+      if (k0 == k1) std::fill(o, o + g.dim, 0.0f);
+      for (int64_t k = k0; k < k1; ++k) {
+        const int64_t id = static_cast<int64_t>(ids[k]);
+        if (id < 0 || id >= limit) {
+          bad[chunk] = k;
+          return;
         }
-        for (int64_t k = k0; k < k1; ++k) {
-          if (k + kPrefetchDistance < k1) {
-            const int64_t id = static_cast<int64_t>(ids[k + kPrefetchDistance]);
-            if (id >= 0 && id < limit) PrefetchRow(weights + (base + id) * g.row_width, row_bytes);
-          }
-          const int64_t id = static_cast<int64_t>(ids[k]);
-          if (id < 0 || id >= limit) {
-            bad[chunk] = k;
-            return;
-          }
-          const W* row = weights + (base + id) * g.row_width;
-          // The first term is added to 0.0f like the rest (not copied), so
-          // a -0.0 weight sums as it always has.
-          if (k == k0) {
-            if (g.psw != nullptr) {
-              SetScaledRow(o, row, g.psw[k], g.dim);
-            } else {
-              SetRow(o, row, g.dim);
-            }
-          } else if (g.psw != nullptr) {
-            AddScaledRow(o, row, g.psw[k], g.dim);
+        const W* row = weights + (base + id) * g.row_width;
+        // The first term is added to 0.0f like the rest (not copied), so
+        // a -0.0 weight sums as it always has.
+        if (k == k0) {
+          if (g.psw != nullptr) {
+            SetScaledRow(o, row, g.psw[k], g.dim);
           } else {
-            AddRow(o, row, g.dim);
+            SetRow(o, row, g.dim);
           }
+        } else if (g.psw != nullptr) {
+          AddScaledRow(o, row, g.psw[k], g.dim);
+        } else {
+          AddRow(o, row, g.dim);
         }
-        if (g.mean) {
-          const float len = static_cast<float>(k1 - k0);
-          for (int64_t j = 0; j < g.dim; ++j) o[j] = o[j] / len;
+      }
+      // A bag of one needs no division (x / 1 is x, bit for bit).
+      if (g.mean && k1 - k0 > 1) {
+        const float len = static_cast<float>(k1 - k0);
+        for (int64_t j = 0; j < g.dim; ++j) o[j] = o[j] / len;
+      }
+      if (++b == g.batch) {
+        b = 0;
+        ++t;
+        if (t < g.tables) {
+          base = g.base(t);
+          limit = g.limit(t);
         }
       }
     }
   });
+  int64_t first = -1;
+  for (int64_t k : bad) {
+    if (k >= 0 && (first < 0 || k < first)) first = k;
+  }
+  if (first >= 0) return BadId("EmbeddingBagForward", g, first, static_cast<int64_t>(ids[first]));
+  return Status::OK();
+}
+
+// Every bag holds one id (offsets[q] == q), so bag (t, b) is ids[t * batch +
+// b] and its output row is 0.0f + row (times its weight): the general
+// path's bits (a bag of one is never divided by its length, which would not
+// change them). A chunk is a block of samples walked table by table, so the
+// reads stay in one table for a while and the writes in the block's few
+// pages of out; on the development VM this took 1-8% less CPU than the
+// general path's walk in id order, in two interleaved runs (bench/RESULTS.md,
+// "Embedding bags at one id a bag").
+template <typename W, typename I>
+Status ForwardOneIdPerBag(const ExecContext& ctx, const Bags& g, const W* weights, const I* ids, float* out) {
+  const int64_t grain = std::max<int64_t>(1, kOneIdBlockIds / g.tables);
+  const int64_t row_bytes = g.dim * static_cast<int64_t>(sizeof(W));
+  const int64_t out_width = g.tables * g.dim;
+  std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(g.batch, grain)), -1);
+  ctx.pool->ParallelForChunks(g.batch, grain, [&](int64_t chunk, int64_t b0, int64_t b1) {
+    // A cursor kPrefetchDistance bags ahead, in the same walk.
+    int64_t pt = 0, pb = b0;
+    auto prefetch_next = [&] {
+      if (pt == g.tables) return;
+      const int64_t id = static_cast<int64_t>(ids[pt * g.batch + pb]);
+      // An id out of range is reported below; only in-range rows are touched.
+      if (id >= 0 && id < g.limit(pt)) PrefetchRow(weights + (g.base(pt) + id) * g.row_width, row_bytes);
+      if (++pb == b1) {
+        pb = b0;
+        ++pt;
+      }
+    };
+    for (int i = 0; i < kPrefetchDistance; ++i) prefetch_next();
+    for (int64_t t = 0; t < g.tables; ++t) {
+      const int64_t base = g.base(t), limit = g.limit(t);
+      for (int64_t b = b0; b < b1; ++b) {
+        prefetch_next();
+        const int64_t k = t * g.batch + b;
+        const int64_t id = static_cast<int64_t>(ids[k]);
+        if (id < 0 || id >= limit) {
+          bad[chunk] = k;
+          return;
+        }
+        const W* row = weights + (base + id) * g.row_width;
+        float* o = out + b * out_width + t * g.dim;
+        if (g.psw != nullptr) {
+          SetScaledRow(o, row, g.psw[k], g.dim);
+        } else {
+          SetRow(o, row, g.dim);
+        }
+      }
+    }
+  });
+  // A chunk stops at its first bad id in walk order: report the first in id order.
   int64_t first = -1;
   for (int64_t k : bad) {
     if (k >= 0 && (first < 0 || k < first)) first = k;
@@ -285,8 +351,7 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
 // ascending position, as the element offset of their bag's row of grad_out
 // (and their coefficient, when scaled). Buffers are reused across calls.
 struct SegmentGroups {
-  std::vector<int64_t> slot_id;
-  std::vector<int32_t> slot_group;
+  std::vector<int32_t> slot;      // hash slots: a group, or -1 (its row is the key)
   std::vector<int32_t> group_of;  // per occurrence of the segment
   std::vector<int32_t> begin;     // per group, and one past the last: start in grad_at
   std::vector<int64_t> row;       // per group: its row of weights
@@ -296,24 +361,26 @@ struct SegmentGroups {
 };
 
 // Groups the bags [q0, q1) (one table's, or all) by row: an open-addressing
-// hash of the ids numbers rows by first occurrence and counts them, then a
+// hash of the rows numbers them by first occurrence and counts them, then a
 // second walk places each occurrence after its row's earlier ones (O(len),
-// no comparison sort). Returns the first out-of-range id's position, or -1.
+// no comparison sort). A slot holds only its group (4 bytes; the row is
+// read from the group), so the table of a 2048-id segment fits in L1.
+// Returns the first out-of-range id's position, or -1.
 template <typename I>
 int64_t GroupBags(const Bags& g, const I* ids, int64_t q0, int64_t q1, bool scaled, SegmentGroups* sg) {
   const int64_t k0 = g.offsets[q0], len = g.offsets[q1] - k0;
   int shift = 4;
   while ((int64_t{1} << shift) < 2 * len) ++shift;
   const uint64_t mask = (uint64_t{1} << shift) - 1;
-  sg->slot_id.assign(static_cast<size_t>(mask + 1), -1);
-  sg->slot_group.resize(static_cast<size_t>(mask + 1));
+  sg->slot.assign(static_cast<size_t>(mask + 1), -1);
   sg->group_of.resize(static_cast<size_t>(len));
-  sg->begin.clear();
-  sg->row.clear();
-  int64_t* __restrict slot_id = sg->slot_id.data();
-  int32_t* __restrict slot_group = sg->slot_group.data();
+  sg->row.resize(static_cast<size_t>(len));
+  sg->begin.resize(static_cast<size_t>(len) + 1);
+  int32_t* __restrict slot = sg->slot.data();
   int32_t* __restrict group_of = sg->group_of.data();
-  std::vector<int32_t>& count = sg->begin;  // counts first, then fill cursors
+  int64_t* __restrict row = sg->row.data();
+  int32_t* __restrict count = sg->begin.data();  // counts first, then fill cursors
+  int32_t groups = 0;
   int64_t t = q0 / g.batch;
   const int64_t qt_end = std::min(q1, (t + 1) * g.batch);  // bags of table t in [q0, q1)
   int64_t base = g.base(t), limit = g.table_offsets != nullptr ? g.limit(t) : g.rows, t_end = qt_end;
@@ -327,31 +394,33 @@ int64_t GroupBags(const Bags& g, const I* ids, int64_t q0, int64_t q1, bool scal
     for (int64_t k = g.offsets[q]; k < g.offsets[q + 1]; ++k) {
       const int64_t id = static_cast<int64_t>(ids[k]);
       if (id < 0 || id >= limit) return k;
-      uint64_t h = (static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >> (64 - shift);
-      while (slot_id[h] != -1 && slot_id[h] != id) h = (h + 1) & mask;
-      if (slot_id[h] == -1) {
-        slot_id[h] = id;
-        slot_group[h] = static_cast<int32_t>(count.size());
-        count.push_back(0);
-        sg->row.push_back(base + id);
+      const int64_t key = base + id;
+      uint64_t h = (static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >> (64 - shift);
+      int32_t grp;
+      while ((grp = slot[h]) >= 0 && row[grp] != key) h = (h + 1) & mask;
+      if (grp < 0) {
+        grp = groups++;
+        slot[h] = grp;
+        row[grp] = key;
+        count[grp] = 0;
       }
-      const int32_t grp = slot_group[h];
       group_of[k - k0] = grp;
       ++count[grp];
     }
   }
+  sg->row.resize(static_cast<size_t>(groups));
   int32_t at = 0;
-  for (int32_t& c : count) {
-    const int32_t n = c;
-    c = at;
+  for (int32_t grp = 0; grp < groups; ++grp) {
+    const int32_t n = count[grp];
+    count[grp] = at;
     at += n;
   }
-  count.push_back(at);
+  count[groups] = at;
   sg->grad_at.resize(static_cast<size_t>(len));
   if (scaled) sg->coef.resize(static_cast<size_t>(len));
   int64_t* __restrict grad_at = sg->grad_at.data();
   float* __restrict coef = sg->coef.data();
-  int32_t* __restrict cursor = count.data();
+  int32_t* __restrict cursor = count;
   // Walk again: bag q is sample b of table t (stepped, no division per bag).
   const int64_t out_width = g.tables * g.dim;
   t = q0 / g.batch;
@@ -370,8 +439,9 @@ int64_t GroupBags(const Bags& g, const I* ids, int64_t q0, int64_t q1, bool scal
     }
   }
   // The cursors now sit at each group's end: shift them to starts.
-  for (size_t grp = count.size() - 1; grp > 0; --grp) count[grp] = count[grp - 1];
+  for (int32_t grp = groups; grp > 0; --grp) count[grp] = count[grp - 1];
   count[0] = 0;
+  sg->begin.resize(static_cast<size_t>(groups) + 1);
   return -1;
 }
 
@@ -483,15 +553,17 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
 Status EmbeddingBagForward(const ExecContext& ctx, const EmbeddingRowLayout& layout, const Tensor& weights,
                            const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets,
                            const Tensor& per_sample_weights, Pooling pooling, Tensor* out) {
+  bool one_id_per_bag = false;
   FS_ASSIGN_OR_RETURN(Bags g, ReadBags("EmbeddingBagForward", layout, weights, table_offsets, ids, offsets,
-                                       per_sample_weights, pooling, *out));
-  if (g.batch == 0) return Status::OK();
+                                       per_sample_weights, pooling, *out, &one_id_per_bag));
+  if (g.num_bags() == 0) return Status::OK();
   return WithIndexType(ids.dtype(), [&](auto i) {
     using I = decltype(i);
-    if (layout.dtype == DType::kF16) {
-      return ForwardTyped(ctx, g, weights.data<Half>(), ids.data<I>(), out->data<float>());
-    }
-    return ForwardTyped(ctx, g, weights.data<float>(), ids.data<I>(), out->data<float>());
+    auto run = [&](const auto* w) {
+      return one_id_per_bag ? ForwardOneIdPerBag(ctx, g, w, ids.data<I>(), out->data<float>())
+                            : ForwardTyped(ctx, g, w, ids.data<I>(), out->data<float>());
+    };
+    return layout.dtype == DType::kF16 ? run(weights.data<Half>()) : run(weights.data<float>());
   });
 }
 
@@ -499,8 +571,9 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
                                   const SparseOptimizerConfig& config, const Tensor& table_offsets,
                                   const Tensor& ids, const Tensor& offsets, const Tensor& per_sample_weights,
                                   Pooling pooling, const Tensor& grad_out, Tensor* weights) {
+  bool one_id_per_bag = false;
   FS_ASSIGN_OR_RETURN(Bags g, ReadBags("EmbeddingBagBackwardUpdate", layout, *weights, table_offsets, ids, offsets,
-                                       per_sample_weights, pooling, grad_out));
+                                       per_sample_weights, pooling, grad_out, &one_id_per_bag));
   if (g.batch == 0) return Status::OK();
   return WithIndexType(ids.dtype(), [&](auto i) {
     using I = decltype(i);
