@@ -57,12 +57,7 @@ TEST_F(DataParallelTest, RanksTakeTheStepsOfOneRank) {
     ASSERT_EQ(undropped.losses.size(), reference.losses.size()) << what;
     EXPECT_NE(reference.losses[1], undropped.losses[1]) << what << ": dropout changed nothing";
     ASSERT_EQ(parallel.losses.size(), reference.losses.size()) << what;
-    double worst = 0;
-    for (size_t i = 0; i < 50; ++i) {
-      const double want = reference.losses[i];
-      EXPECT_NEAR(parallel.losses[i], want, 1e-5 * std::abs(want)) << what << ", step " << i;
-      worst = std::max(worst, std::abs(parallel.losses[i] - want) / std::abs(want));
-    }
+    const double worst = ExpectLossesNear(parallel.losses, reference.losses, 50, what);
     std::printf("%s: largest relative loss difference in 50 steps %.3g\n", what.c_str(), worst);
     EXPECT_NEAR(parallel.summary.test_acc, reference.summary.test_acc, 0.002) << what;
     EXPECT_NEAR(parallel.summary.best_val_acc, reference.summary.best_val_acc, 0.002) << what;

@@ -25,6 +25,7 @@
 #include "foresight/trainer/trainer.h"
 #include "sharded_test_util.h"
 #include "testing/testing.h"
+#include "trainer_test_util.h"
 
 namespace foresight::trainer {
 namespace {
@@ -83,10 +84,7 @@ testing::TempDir* DlrmShardedTest::dir_ = nullptr;
 void ExpectTheStepsOfOneRank(const TrainedRun& parallel, const TrainedRun& reference, const std::string& what) {
   ASSERT_TRUE(parallel.status.ok()) << what << ": " << parallel.status.ToString();
   ASSERT_EQ(parallel.losses.size(), reference.losses.size()) << what;
-  for (size_t i = 0; i < 50; ++i) {
-    const double want = reference.losses[i];
-    EXPECT_NEAR(parallel.losses[i], want, 1e-5 * std::abs(want)) << what << " step " << i;
-  }
+  testing::ExpectLossesNear(parallel.losses, reference.losses, 50, what);
   EXPECT_NEAR(parallel.summary.test_auc, reference.summary.test_auc, 0.002) << what;
 }
 

@@ -167,12 +167,7 @@ TEST_F(LinkShardedMemoryBudgetTest, TheBudgetsCacheChangesMemoryNotTheLosses) {
   const TrainedRun reference = TrainOn(one, single.get());
   ASSERT_OK(reference.status);
   ASSERT_EQ(budget.losses.size(), reference.losses.size());
-  double worst = 0;
-  for (size_t i = 0; i < reference.losses.size(); ++i) {
-    const double want = reference.losses[i];
-    EXPECT_NEAR(budget.losses[i], want, 1e-5 * std::abs(want)) << "step " << i;
-    worst = std::max(worst, std::abs(budget.losses[i] - want) / std::abs(want));
-  }
+  const double worst = testing::ExpectLossesNear(budget.losses, reference.losses, reference.losses.size(), "under the budget");
   EXPECT_NEAR(budget.summary.test_mrr, reference.summary.test_mrr, 0.002);
   std::printf("%d ranks under %lld MiB a rank (cache %lld of %lld rows on rank 0): %zu steps, largest relative loss "
               "difference from one rank %.3g, test MRR %.5f vs %.5f\n",

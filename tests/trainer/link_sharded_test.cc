@@ -101,12 +101,7 @@ void ExpectTheStepsOfOneRank(const TrainedRun& parallel, const TrainedRun& refer
   ASSERT_TRUE(parallel.status.ok()) << what << ": " << parallel.status.ToString();
   ASSERT_EQ(parallel.losses.size(), reference.losses.size()) << what;
   ASSERT_GE(reference.losses.size(), 50u) << what;
-  double worst = 0;
-  for (size_t i = 0; i < 50; ++i) {
-    const double want = reference.losses[i];
-    EXPECT_NEAR(parallel.losses[i], want, 1e-5 * std::abs(want)) << what << " step " << i;
-    worst = std::max(worst, std::abs(parallel.losses[i] - want) / std::abs(want));
-  }
+  const double worst = testing::ExpectLossesNear(parallel.losses, reference.losses, 50, what);
   EXPECT_NEAR(parallel.summary.best_val_mrr, reference.summary.best_val_mrr, 0.002) << what;
   EXPECT_NEAR(parallel.summary.test_mrr, reference.summary.test_mrr, 0.002) << what;
   EXPECT_NEAR(parallel.summary.test_hits10, reference.summary.test_hits10, 0.002) << what;

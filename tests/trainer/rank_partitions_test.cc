@@ -91,12 +91,7 @@ TEST_F(RankPartitionsTest, RanksOwningPartitionsTakeTheStepsOfOneProcess) {
   const std::string what = std::to_string(ranks) + " ranks";
   ASSERT_GE(reference.losses.size(), 50u);
   ASSERT_EQ(parallel.losses.size(), reference.losses.size()) << what;
-  double worst = 0;
-  for (size_t i = 0; i < 50; ++i) {
-    const double want = reference.losses[i];
-    EXPECT_NEAR(parallel.losses[i], want, 1e-5 * std::abs(want)) << what << ", step " << i;
-    worst = std::max(worst, std::abs(parallel.losses[i] - want) / std::abs(want));
-  }
+  const double worst = testing::ExpectLossesNear(parallel.losses, reference.losses, 50, what);
   std::printf("%s owning partitions: largest relative loss difference in 50 steps %.3g, test_acc %.4f / %.4f\n",
               what.c_str(), worst, parallel.summary.test_acc, reference.summary.test_acc);
   EXPECT_NEAR(parallel.summary.test_acc, reference.summary.test_acc, 0.002) << what;
@@ -108,7 +103,9 @@ TEST_F(RankPartitionsTest, RanksOwningPartitionsTakeTheStepsOfOneProcess) {
   }
   // Split between ranks, the global batches are not the plain order's.
   ASSERT_EQ(plain.losses.size(), reference.losses.size());
-  if (ranks > 1) EXPECT_NE(plain.losses[1], reference.losses[1]) << "the split changed no batch";
+  if (ranks > 1) {
+    EXPECT_NE(plain.losses[1], reference.losses[1]) << "the split changed no batch";
+  }
   if (ranks == 1) {
     // One process emulating 3 ranks trains their global batches (not the plain order's).
     o.rank_partitions = 3;
@@ -200,7 +197,9 @@ TEST_F(RankPartitionsTest, EachRankReadsOnlyItsPartitionsAndTheirHalo) {
   std::printf("rank %d/%d: partitions of %ld rows; own rows and halo %zu; rows read %ld of %ld\n", rank, ranks,
               static_cast<long>(order.OwnerRows(rank)), bound.size(), static_cast<long>(rows_read),
               static_cast<long>(spec.num_nodes));
-  if (ranks > 1) EXPECT_LT(rows_read, spec.num_nodes) << "rank " << rank << " read the whole graph";
+  if (ranks > 1) {
+    EXPECT_LT(rows_read, spec.num_nodes) << "rank " << rank << " read the whole graph";
+  }
 
   // A hot tier of half the cache takes the highest in-degree rows of the
   // rank's own partitions: it reads no row outside them and the halo.

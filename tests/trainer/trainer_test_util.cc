@@ -1,5 +1,7 @@
 #include "trainer_test_util.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -50,6 +52,18 @@ trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string
   o.progress = false;
   o.seed = 7;
   return o;
+}
+
+double ExpectLossesNear(const std::vector<double>& got, const std::vector<double>& want, size_t steps,
+                        const std::string& what) {
+  EXPECT_GE(got.size(), steps) << what;
+  EXPECT_GE(want.size(), steps) << what;
+  double worst = 0;
+  for (size_t i = 0; i < std::min({steps, got.size(), want.size()}); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-5 * std::abs(want[i])) << what << ", step " << i;
+    worst = std::max(worst, std::abs(got[i] - want[i]) / std::abs(want[i]));
+  }
+  return worst;
 }
 
 std::vector<double> StepLosses(const trainer::TrainOptions& options) {

@@ -41,6 +41,12 @@ class SyntheticDatasetTest : public Base {
 // far, when training fails).
 std::vector<double> StepLosses(const trainer::TrainOptions& options);
 
+// Expects got's first `steps` losses each within 1e-5 relative of want's
+// (the bar for several ranks against one); returns the largest relative
+// difference, for the test's log. `what` names the run in a failure.
+double ExpectLossesNear(const std::vector<double>& got, const std::vector<double>& want, size_t steps,
+                        const std::string& what);
+
 // Writes NAME.train.txt / NAME.valid.txt / NAME.test.txt (one "head
 // relation tail" triple a line) into `dir` and preprocesses them into
 // dir/NAME: a link test's graph.
