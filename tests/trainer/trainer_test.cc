@@ -121,11 +121,14 @@ TEST_F(TrainerSingleTest, MetricsFileHasEveryKey) {
   ASSERT_EQ(lines.size(), 3u);
   for (int e = 0; e < 2; ++e) {
     for (const char* key : {"epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_seconds",
-                            "seeds_per_second", "sampled_edges_per_second", "sample_seconds",
-                            "gather_seconds", "forward_seconds", "backward_seconds", "optimizer_seconds",
-                            "eval_seconds"}) {
+                            "epoch_cpu_seconds", "seeds_per_second", "sampled_edges_per_second",
+                            "sample_seconds", "gather_seconds", "forward_seconds", "backward_seconds",
+                            "optimizer_seconds", "eval_seconds"}) {
       EXPECT_TRUE(lines[e].contains(key)) << key;
     }
+    // Training did work: the process used CPU time over the epoch.
+    EXPECT_GT(lines[e]["epoch_cpu_seconds"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(lines[e]["epoch_cpu_seconds"].get<double>(), s.history[e].epoch_cpu_seconds);
     EXPECT_EQ(lines[e]["epoch"], e + 1);
     EXPECT_DOUBLE_EQ(lines[e]["loss"].get<double>(), s.history[e].loss);
   }
