@@ -172,6 +172,29 @@ TEST_F(TrainerSingleTest, EarlyStoppingWaitsPatienceEpochs) {
   EXPECT_EQ(s.history.size(), 4u);
 }
 
+// --input-dropout: equal to --dropout it is the default run, bit for bit;
+// 0 drops out between layers only (another trajectory); 1 or more is refused.
+TEST_F(TrainerSingleTest, InputDropoutSetsTheFirstLayersDropoutApart) {
+  for (const char* model : {"sage", "gcn"}) {
+    TrainOptions o = SmallOptions(dir_.File("data"), model, false);
+    o.epochs = 2;
+    o.dropout = 0.3f;
+    TrainSummary base, same, none;
+    ASSERT_OK(Train(o, &base));
+    o.input_dropout = 0.3f;
+    ASSERT_OK(Train(o, &same));
+    o.input_dropout = 0.0f;
+    ASSERT_OK(Train(o, &none));
+    for (int e = 0; e < 2; ++e) {
+      EXPECT_EQ(base.history[e].loss, same.history[e].loss) << model << " epoch " << e + 1;
+      EXPECT_NE(base.history[e].loss, none.history[e].loss) << model << " epoch " << e + 1;
+    }
+    o.input_dropout = 1.0f;
+    TrainSummary s;
+    EXPECT_ERROR_CONTAINS(Train(o, &s), "input_dropout", "below 1");
+  }
+}
+
 TEST_F(TrainerSingleTest, ReportsBadDatasetAndOptions) {
   TrainOptions o = SmallOptions(dir_.File("missing"), "sage", false);
   TrainSummary s;

@@ -85,6 +85,10 @@ Status TrainOptions::Validate() const {
   if (!(dropout >= 0.0f && dropout < 1.0f)) {
     return InvalidArgument("dropout: must be in [0, 1), got " + std::to_string(dropout));
   }
+  if (!(input_dropout < 1.0f)) {  // NaN too
+    return InvalidArgument("input_dropout: must be below 1 (negative: the dropout), got " +
+                           std::to_string(input_dropout));
+  }
   if (optimizer != "adam" && optimizer != "adamw" && optimizer != "sgd") {
     return InvalidArgument("optimizer: '" + optimizer + "' is not one of adam, adamw, sgd");
   }

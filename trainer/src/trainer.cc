@@ -36,6 +36,7 @@ ModelConfig ModelConfigFor(const TrainOptions& o, const storage::Dataset& d, con
   c.layers = o.layers;
   c.heads = o.heads;
   c.dropout = o.dropout;
+  c.input_dropout = o.input_dropout;
   c.seed = o.seed;
   return c;
 }
