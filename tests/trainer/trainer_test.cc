@@ -193,6 +193,10 @@ TEST_F(TrainerSingleTest, InputDropoutSetsTheFirstLayersDropoutApart) {
     TrainSummary s;
     EXPECT_ERROR_CONTAINS(Train(o, &s), "input_dropout", "below 1");
   }
+  TrainOptions o = SmallOptions(dir_.File("data"), "sage", false);
+  o.model = "dlrm";
+  o.input_dropout = 0.0f;
+  EXPECT_ERROR_CONTAINS(o.Validate(), "input_dropout", "--model dlrm has none");
 }
 
 TEST_F(TrainerSingleTest, ReportsBadDatasetAndOptions) {
