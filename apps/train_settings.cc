@@ -269,6 +269,10 @@ const std::vector<TrainKey>& TrainKeys() {
       {"lr", "Learning rate", &O::lr, nullptr, false},
       {"weight-decay", "L2 penalty (decoupled for adamw)", &O::weight_decay, nullptr, false},
       {"dropout", "Dropout probability", &O::dropout, nullptr, false},
+      {"input-dropout",
+       "sage, gcn, gat: dropout probability of the first layer's input, the node features (0 = between "
+       "layers only, as DGL's and PyG's GraphSAGE examples; default: --dropout)",
+       &O::input_dropout, nullptr, false},
       {"optimizer", "Optimizer of dense parameters: adam, adamw or sgd (--task link: a sage, gcn or gat "
        "encoder's; the shallow link models have none: see --sparse-optimizer)", &O::optimizer, "adam|adamw|sgd",
        false},

@@ -22,15 +22,21 @@
 # so 3-4 minutes for 5 runs with a baseline.
 #
 # Output, JSON lines on stdout: one per tool, run and epoch ({"tool", "run",
-# "epoch", "seeds", "epoch_seconds", "seeds_per_second", ...}: foresight adds
+# "epoch", "seeds", "epoch_seconds", "seeds_per_second", "cpu_seconds" (the
+# process's user + system CPU over the epoch, every thread: foresight's
+# metrics epoch_cpu_seconds, DGL's time.process_time()), ...}: foresight adds
 # its sample, gather and compute-stage seconds and the loss), then one
 # summary line: per tool the median epoch rate, the epoch rates' max/min
 # (over all epochs, and over epochs 2-3 only), each run's rate (its seeds
-# over its epochs' seconds) and their max/min, the foresight/DGL ratio of
-# the median epoch rates, and the load average before and after.
+# over its epochs' seconds) and their max/min, the median CPU seconds of an
+# epoch, the foresight/DGL ratio of the median epoch rates and DGL/foresight
+# of the median epoch CPU seconds, and the load average before and after.
 # Logs of every run are kept in a temporary folder named on stderr.
 #
 # Env FORESIGHT: the binary (default build/foresight of this repository);
+# FORESIGHT_ARGS: more train flags for foresight and BASELINE alike (e.g.
+# "--input-dropout 0": dropout between layers only, DGL's model; default
+# none);
 # BASELINE: a second foresight binary (e.g. one built before a change),
 # run with the same command after foresight in every pair and reported as
 # tool "baseline" (default: none); DGL_PYTHON: a Python with DGL 2.1.0 and
@@ -48,6 +54,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 FORESIGHT=${FORESIGHT:-$here/../build/foresight}
 DGL_PYTHON=${DGL_PYTHON:-/work/venvs/dgl/bin/python}
 BASELINE=${BASELINE:-}
+FORESIGHT_ARGS=${FORESIGHT_ARGS:-}
 [[ -x $FORESIGHT ]] || { echo "$0: no foresight binary at $FORESIGHT (set FORESIGHT)" >&2; exit 2; }
 [[ -z $BASELINE || -x $BASELINE ]] || { echo "$0: BASELINE=$BASELINE is not an executable" >&2; exit 2; }
 [[ -x $DGL_PYTHON ]] || { echo "$0: no Python at $DGL_PYTHON (set DGL_PYTHON; see bench/sage_dgl.py)" >&2; exit 2; }
@@ -87,7 +94,7 @@ foresight_run() {
   local tool=$1 bin=$2 run=$3 m=$LOGS/$1_$3.jsonl
   "$bin" train "$DATA" --model sage --layers 2 --fanouts 15,10 --hidden 256 --batch-size 1024 \
     --dropout 0.5 --optimizer adam --epochs 3 --threads 2 --seed 1 --feature-store memory \
-    --metrics "$m" --quiet 2> "$LOGS/${tool}_$run.err" ||
+    --metrics "$m" --quiet $FORESIGHT_ARGS 2> "$LOGS/${tool}_$run.err" ||
     { echo "$0: $tool run $run failed, see $LOGS/${tool}_$run.err" >&2; exit 1; }
   python3 - "$m" "$tool" "$run" <<'EOF'
 import json, sys
@@ -99,7 +106,7 @@ for line in open(sys.argv[1]):
     print(json.dumps(dict(
         tool=sys.argv[2], run=int(sys.argv[3]), epoch=j["epoch"], seeds=j["seeds"],
         epoch_seconds=j["epoch_seconds"], seeds_per_second=j["seeds_per_second"],
-        sample_seconds=j["sample_seconds"], gather_seconds=j["gather_seconds"],
+        cpu_seconds=j.get("epoch_cpu_seconds"), sample_seconds=j["sample_seconds"], gather_seconds=j["gather_seconds"],
         compute_busy_seconds=stages.get("compute", {}).get("busy"), loss=j["loss"])))
 EOF
 }
@@ -121,10 +128,11 @@ for line in open(sys.argv[1]):
 EOF
 done | tee "$LOGS/epochs.jsonl"
 
-python3 - "$LOGS/epochs.jsonl" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)" "$RUNS" <<'EOF'
+python3 - "$LOGS/epochs.jsonl" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)" "$RUNS" "$FORESIGHT_ARGS" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-out = {"summary": True, "runs": int(sys.argv[4]), "load_before": sys.argv[2], "load_after": sys.argv[3]}
+out = {"summary": True, "runs": int(sys.argv[4]), "load_before": sys.argv[2], "load_after": sys.argv[3],
+       "foresight_args": sys.argv[5]}
 for tool in ("foresight", "baseline", "dgl"):
     mine = [r for r in rows if r["tool"] == tool]
     if not mine:
@@ -141,11 +149,20 @@ for tool in ("foresight", "baseline", "dgl"):
         run_seeds_per_second=[round(x, 1) for x in run_rates],
         median_run_seeds_per_second=statistics.median(run_rates),
         run_spread=max(run_rates) / min(run_rates))
+    cpu = [r["cpu_seconds"] for r in mine if r.get("cpu_seconds") is not None]
+    out[tool]["median_epoch_cpu_seconds"] = statistics.median(cpu) if cpu else None
 out["foresight_over_dgl"] = (out["foresight"]["median_epoch_seeds_per_second"] /
                              out["dgl"]["median_epoch_seeds_per_second"])
+if out["foresight"]["median_epoch_cpu_seconds"]:
+    # The same training seeds per epoch: fewer CPU seconds is more work done per second of CPU.
+    out["dgl_cpu_over_foresight_cpu"] = (out["dgl"]["median_epoch_cpu_seconds"] /
+                                         out["foresight"]["median_epoch_cpu_seconds"])
 if "baseline" in out:
     out["foresight_over_baseline"] = (out["foresight"]["median_epoch_seeds_per_second"] /
                                       out["baseline"]["median_epoch_seeds_per_second"])
+    if out["foresight"]["median_epoch_cpu_seconds"] and out["baseline"]["median_epoch_cpu_seconds"]:
+        out["baseline_cpu_over_foresight_cpu"] = (out["baseline"]["median_epoch_cpu_seconds"] /
+                                                  out["foresight"]["median_epoch_cpu_seconds"])
     # Same seed, same math: the losses must agree bit for bit.
     fl = [(r["run"], r["epoch"], r["loss"]) for r in rows if r["tool"] == "foresight"]
     bl = [(r["run"], r["epoch"], r["loss"]) for r in rows if r["tool"] == "baseline"]

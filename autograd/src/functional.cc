@@ -121,16 +121,25 @@ StatusOr<Var> Dropout(Tape& tape, const Var& x, float p, const Tensor& row_ids) 
   const ExecContext ctx = tape.ctx().WithRng(tape.NextRngKey());
   const Device device = x.value().device();
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, x.shape()));
-  FS_ASSIGN_OR_RETURN(Tensor mask, Tensor::EmptyOn(device, x.shape(), DType::kU8));
+  // The mask is only for the backward: an input no gradient flows to (the
+  // gathered features of a GNN's first layer) gets none, a byte per
+  // element less written. The kept elements and y are the same either way.
+  const bool backward = tape.recording() && x.requires_grad();
+  Tensor mask;
+  if (backward) {
+    FS_ASSIGN_OR_RETURN(mask, Tensor::EmptyOn(device, x.shape(), DType::kU8));
+  }
+  Tensor* mask_out = backward ? &mask : nullptr;
   if (row_ids.defined()) {
     Tensor ids = row_ids;
     if (ids.device() != device) {
       FS_ASSIGN_OR_RETURN(ids, ids.To(device));
     }
-    FS_RETURN_IF_ERROR(kernels::DropoutRows(ctx, p, x.value(), ids, &y, &mask));
+    FS_RETURN_IF_ERROR(kernels::DropoutRows(ctx, p, x.value(), ids, &y, mask_out));
   } else {
-    FS_RETURN_IF_ERROR(kernels::Dropout(ctx, p, x.value(), &y, &mask));
+    FS_RETURN_IF_ERROR(kernels::Dropout(ctx, p, x.value(), &y, mask_out));
   }
+  if (!backward) return Var(y);
   return tape.RecordGrad({x}, y, [x, p, mask](const ExecContext& ctx, const Tensor& gy) -> Status {
     return AccumulateWith(ctx, x, [&](Tensor* gx) { return kernels::DropoutBackward(ctx, p, mask, gy, gx); });
   });

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "foresight/autograd/tape.h"
+#include "foresight/kernels/ops.h"
 
 namespace foresight::autograd::internal {
 
@@ -11,12 +12,13 @@ inline StatusOr<Tensor> EmptyF32(Device device, const Shape& shape) {
   return Tensor::EmptyOn(device, shape, DType::kF32);
 }
 
-// Adds what `produce(Tensor* g)` writes (overwriting *g) to v's gradient:
-// straight into the gradient when v has none yet, else through a temporary.
+// Adds what `produce(Tensor* g)` writes (overwriting every element of *g)
+// to v's gradient: straight into the gradient when v has none yet (left
+// uninitialised, as produce overwrites it), else through a temporary.
 template <typename F>
 Status AccumulateWith(const ExecContext& ctx, const Var& v, F&& produce) {
   if (!v.grad().defined()) {
-    FS_ASSIGN_OR_RETURN(Tensor g, v.MutableGrad());
+    FS_ASSIGN_OR_RETURN(Tensor g, v.NewGrad());
     return produce(&g);
   }
   FS_ASSIGN_OR_RETURN(Tensor tmp, EmptyF32(v.value().device(), v.shape()));
@@ -25,10 +27,16 @@ Status AccumulateWith(const ExecContext& ctx, const Var& v, F&& produce) {
 }
 
 // v's gradient for a kernel that takes a beta (Gemm): beta is 0 when the
-// gradient was just created, 1 when it already holds a contribution.
+// gradient was just created (uninitialised: beta = 0 overwrites it), 1 when
+// it already holds a contribution.
 inline Status GradWithBeta(const Var& v, Tensor* g, float* beta) {
-  *beta = v.grad().defined() ? 1.0f : 0.0f;
-  FS_ASSIGN_OR_RETURN(*g, v.MutableGrad());
+  if (v.grad().defined()) {
+    *beta = 1.0f;
+    *g = v.grad();
+    return Status::OK();
+  }
+  *beta = 0.0f;
+  FS_ASSIGN_OR_RETURN(*g, v.NewGrad());
   return Status::OK();
 }
 
@@ -40,5 +48,12 @@ inline std::string JoinName(const std::string& a, const std::string& b) { return
 
 // y = x w (+ bias when defined) as one tape node; x [N, K], w [K, M].
 StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op);
+
+// y = (x1 w1 + bias) + x2 w2 as one tape node (bias may be undefined);
+// x1 [N, K1], w1 [K1, M], x2 [N, K2], w2 [K2, M]. The same bits as
+// Add(LinearOp(x1, w1, bias), LinearOp(x2, w2)), without the Add's passes
+// and the backward's copies of dY (linear_pair.cc).
+StatusOr<Var> LinearPairOp(Tape& tape, const Var& x1, const Var& w1, const Var& bias, const Var& x2, const Var& w2,
+                           const char* op);
 
 }  // namespace foresight::autograd::internal

@@ -23,6 +23,13 @@ StatusOr<Tensor> Var::MutableGrad() const {
   return impl_->grad;
 }
 
+StatusOr<Tensor> Var::NewGrad() const {
+  if (impl_ == nullptr) return FailedPrecondition("NewGrad on an undefined Var");
+  if (impl_->grad.defined()) return FailedPrecondition("NewGrad: the gradient exists already");
+  FS_ASSIGN_OR_RETURN(impl_->grad, Tensor::EmptyOn(impl_->value.device(), impl_->value.shape(), DType::kF32));
+  return impl_->grad;
+}
+
 Status Var::AccumulateGrad(const ExecContext& ctx, const Tensor& g) const {
   if (impl_ == nullptr) return FailedPrecondition("AccumulateGrad on an undefined Var");
   FS_RETURN_IF_ERROR(CheckDefined(g, "gradient"));

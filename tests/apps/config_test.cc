@@ -31,6 +31,7 @@ heads: 4
 lr: 0.005
 weight_decay: 0.001
 dropout: 0.25
+input_dropout: 0.125
 optimizer: adamw
 patience: 9
 seed: 42
@@ -101,6 +102,7 @@ heads = 4
 lr = 0.005
 weight_decay = 1e-3
 dropout = 0.25
+input_dropout = 0.125
 optimizer = "adamw"
 patience = 9
 seed = 42
@@ -170,6 +172,7 @@ std::vector<FlagValue> kFlags = {
     {"lr", ConfigValue::Text("0.005")},
     {"weight-decay", ConfigValue::Text("1e-3")},
     {"dropout", ConfigValue::Text("0.25")},
+    {"input-dropout", ConfigValue::Text("0.125")},
     {"optimizer", ConfigValue::Text("adamw")},
     {"patience", ConfigValue::Text("9")},
     {"seed", ConfigValue::Text("42")},
@@ -251,6 +254,7 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_FLOAT_EQ(o.lr, 0.005f);
   EXPECT_FLOAT_EQ(o.weight_decay, 0.001f);
   EXPECT_FLOAT_EQ(o.dropout, 0.25f);
+  EXPECT_FLOAT_EQ(o.input_dropout, 0.125f);
   EXPECT_EQ(o.optimizer, "adamw");
   EXPECT_EQ(o.patience, 9);
   EXPECT_EQ(o.seed, 42u);

@@ -1,8 +1,10 @@
 // Finite-difference gradient checks and forward references for every
 // differentiable op in functional.h.
 #include "foresight/autograd/functional.h"
+#include "foresight/autograd/keyed_dropout.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "grad_check.h"
 
@@ -83,6 +85,27 @@ TEST(FunctionalTest, DropoutIsIdentityWhenOffAndChecksP) {
   training.training = true;
   Var x2 = Input({5, 4}, 27);
   CheckGradients([&](Tape& t) { return Dropout(t, x2, 0.3f); }, {{"x", x2}}, 28, training);
+}
+
+// An input that needs no gradient (a GNN's gathered features) gets no mask
+// and no tape node; its output holds the same bits as a recorded dropout's.
+TEST(FunctionalTest, DropoutOfAnInputWithoutGradientKeepsTheSameElements) {
+  const Tensor ids = Tensor::Empty({6}, DType::kI64);
+  for (int64_t i = 0; i < 6; ++i) ids.data<int64_t>()[i] = 40 + 3 * i;
+  for (const bool keyed : {false, true}) {
+    Var with_grad(RandomTensor({6, 160}, 31), true);  // 160 columns: the SIMD groups and a tail
+    Var without(with_grad.value(), false);
+    Tape a(CpuContext(), /*training=*/true), b(CpuContext(), /*training=*/true);
+    ASSERT_OK_AND_ASSIGN(Var ya, keyed ? Dropout(a, with_grad, 0.4f, ids) : Dropout(a, with_grad, 0.4f));
+    ASSERT_OK_AND_ASSIGN(Var yb, keyed ? Dropout(b, without, 0.4f, ids) : Dropout(b, without, 0.4f));
+    EXPECT_TRUE(ya.requires_grad());
+    EXPECT_FALSE(yb.requires_grad());
+    ASSERT_EQ(ya.value().nbytes(), yb.value().nbytes());
+    EXPECT_EQ(std::memcmp(ya.value().raw_data(), yb.value().raw_data(), ya.value().nbytes()), 0) << keyed;
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < yb.value().numel(); ++i) zeros += yb.value().data<float>()[i] == 0.0f;
+    EXPECT_GT(zeros, 0);  // dropout did drop
+  }
 }
 
 TEST(FunctionalTest, SliceRowsIsAViewAndGradientFillsTheSlice) {

@@ -4,6 +4,7 @@
 #include "foresight/autograd/layers.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "grad_check.h"
@@ -142,6 +143,56 @@ TEST_P(LayerTest, SAGEConv) {
                         "SAGEConv");
   }
   CheckGradients([&](Tape& t) { return layer.Forward(t, block, x); }, InputAndParams(x, layer), 14);
+}
+
+bool SameBits(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.nbytes() == b.nbytes() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+// SAGEConv's aggregate-first form records its two products as one node
+// (LinearPairOp): its output and every gradient are the bits of the
+// separate ops it replaced, Add(AddBias(MatMul(x_dst, W_self), b),
+// MatMul(mean(x), W_neigh)). Sizes large enough for several GEMM tiles and
+// SIMD tails; in < out picks aggregate-first.
+TEST(SAGEConvTest, OneNodeForBothProductsGivesTheSeparateOpsBits) {
+  const int64_t num_dst = 300, num_src = 700, in = 24, out = 40;
+  kernels::Csr csr = testing::RandomBlock(num_dst, num_src, 6, SelfLoops::kSome, 41, false);
+  GraphBlock block(csr);
+  SAGEConv layer("sage", in, out, RngKey::FromSeed(42));
+  RandomizeBiases(layer, 400);
+  auto p = ByName(layer);
+  const Var ws = p["sage.self.weight"]->var(), b = p["sage.self.bias"]->var(), wn = p["sage.neigh.weight"]->var();
+  const Tensor x_value = RandomTensor({num_src, in}, 43);
+  const Tensor gy = RandomTensor({num_dst, out}, 44);
+  struct Result {
+    Tensor y, gx, gws, gb, gwn;
+  };
+  auto run = [&](bool fused) -> Result {
+    for (Parameter* q : layer.Parameters()) q->ZeroGrad();
+    Var x(x_value, true);
+    Tape tape(CpuContext(), /*training=*/true);
+    Var y;
+    if (fused) {
+      y = layer.Forward(tape, block, x).value();
+    } else {
+      Var x_dst = SliceRows(tape, x, 0, num_dst).value();
+      Var h_self = AddBias(tape, MatMul(tape, x_dst, ws).value(), b).value();
+      Var agg = Aggregate(tape, block, kernels::Reduce::kMean, x).value();
+      y = Add(tape, h_self, MatMul(tape, agg, wn).value()).value();
+    }
+    // A loss node that hands y the gradient gy as it is.
+    Var loss = tape.RecordGrad({y}, Tensor::Zeros({1}, DType::kF32),
+                               [y, gy](const ExecContext& ctx, const Tensor&) { return y.AccumulateGrad(ctx, gy); });
+    EXPECT_OK(tape.Backward(loss));
+    return Result{y.value(), x.grad(), ws.grad(), b.grad(), wn.grad()};
+  };
+  const Result fused = run(true), separate = run(false);
+  EXPECT_TRUE(SameBits(fused.y, separate.y));
+  EXPECT_TRUE(SameBits(fused.gx, separate.gx));
+  EXPECT_TRUE(SameBits(fused.gws, separate.gws));
+  EXPECT_TRUE(SameBits(fused.gb, separate.gb));
+  EXPECT_TRUE(SameBits(fused.gwn, separate.gwn));
 }
 
 TEST_P(LayerTest, GCNConv) {

@@ -149,6 +149,9 @@ TEST_F(CheckpointTest, ResumeRefusesOtherOptions) {
   o.lr = 0.5f;
   EXPECT_ERROR_CONTAINS(Train(o, &s), "resume", "different training options");
   o.lr = SmallOptions("", "sage", true).lr;
+  o.input_dropout = 0.0f;  // another model trajectory
+  EXPECT_ERROR_CONTAINS(Train(o, &s), "resume", "different training options");
+  o.input_dropout = -1.0f;
   o.patience = 5;  // allowed to change
   ASSERT_OK(Train(o, &s));
   EXPECT_EQ(s.epochs_completed, 2);

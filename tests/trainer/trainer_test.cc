@@ -121,11 +121,14 @@ TEST_F(TrainerSingleTest, MetricsFileHasEveryKey) {
   ASSERT_EQ(lines.size(), 3u);
   for (int e = 0; e < 2; ++e) {
     for (const char* key : {"epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_seconds",
-                            "seeds_per_second", "sampled_edges_per_second", "sample_seconds",
-                            "gather_seconds", "forward_seconds", "backward_seconds", "optimizer_seconds",
-                            "eval_seconds"}) {
+                            "epoch_cpu_seconds", "seeds_per_second", "sampled_edges_per_second",
+                            "sample_seconds", "gather_seconds", "forward_seconds", "backward_seconds",
+                            "optimizer_seconds", "eval_seconds"}) {
       EXPECT_TRUE(lines[e].contains(key)) << key;
     }
+    // Training did work: the process used CPU time over the epoch.
+    EXPECT_GT(lines[e]["epoch_cpu_seconds"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(lines[e]["epoch_cpu_seconds"].get<double>(), s.history[e].epoch_cpu_seconds);
     EXPECT_EQ(lines[e]["epoch"], e + 1);
     EXPECT_DOUBLE_EQ(lines[e]["loss"].get<double>(), s.history[e].loss);
   }
@@ -167,6 +170,33 @@ TEST_F(TrainerSingleTest, EarlyStoppingWaitsPatienceEpochs) {
   EXPECT_EQ(s.best_epoch, 1);
   EXPECT_EQ(s.epochs_completed, 4);
   EXPECT_EQ(s.history.size(), 4u);
+}
+
+// --input-dropout: equal to --dropout it is the default run, bit for bit;
+// 0 drops out between layers only (another trajectory); 1 or more is refused.
+TEST_F(TrainerSingleTest, InputDropoutSetsTheFirstLayersDropoutApart) {
+  for (const char* model : {"sage", "gcn"}) {
+    TrainOptions o = SmallOptions(dir_.File("data"), model, false);
+    o.epochs = 2;
+    o.dropout = 0.3f;
+    TrainSummary base, same, none;
+    ASSERT_OK(Train(o, &base));
+    o.input_dropout = 0.3f;
+    ASSERT_OK(Train(o, &same));
+    o.input_dropout = 0.0f;
+    ASSERT_OK(Train(o, &none));
+    for (int e = 0; e < 2; ++e) {
+      EXPECT_EQ(base.history[e].loss, same.history[e].loss) << model << " epoch " << e + 1;
+      EXPECT_NE(base.history[e].loss, none.history[e].loss) << model << " epoch " << e + 1;
+    }
+    o.input_dropout = 1.0f;
+    TrainSummary s;
+    EXPECT_ERROR_CONTAINS(Train(o, &s), "input_dropout", "below 1");
+  }
+  TrainOptions o = SmallOptions(dir_.File("data"), "sage", false);
+  o.model = "dlrm";
+  o.input_dropout = 0.0f;
+  EXPECT_ERROR_CONTAINS(o.Validate(), "input_dropout", "--model dlrm has none");
 }
 
 TEST_F(TrainerSingleTest, ReportsBadDatasetAndOptions) {

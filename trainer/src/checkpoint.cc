@@ -109,6 +109,8 @@ nlohmann::json TrainOptionsToJson(const TrainOptions& o) {
   j["lr"] = o.lr;
   j["weight_decay"] = o.weight_decay;
   j["dropout"] = o.dropout;
+  // Only when set, so runs without it hash as before.
+  if (o.input_dropout >= 0.0f) j["input_dropout"] = o.input_dropout;
   j["optimizer"] = o.optimizer;
   j["patience"] = o.patience;
   j["seed"] = o.seed;
@@ -134,6 +136,7 @@ nlohmann::json ModelConfigToJson(const ModelConfig& c) {
   j["layers"] = c.layers;
   j["heads"] = c.heads;
   j["dropout"] = c.dropout;
+  if (c.input_dropout >= 0.0f) j["input_dropout"] = c.input_dropout;
   j["seed"] = c.seed;
   if (c.node_features != "file") j["node_features"] = c.node_features;
   if (c.input_table) j["input_table"] = c.input_table;
@@ -149,6 +152,8 @@ Status ModelConfigFromJson(const nlohmann::json& j, const std::string& origin, M
   FS_RETURN_IF_ERROR(GetJsonField(j, "layers", origin, &out->layers));
   FS_RETURN_IF_ERROR(GetJsonField(j, "heads", origin, &out->heads));
   FS_RETURN_IF_ERROR(GetJsonField(j, "dropout", origin, &out->dropout));
+  // Absent: the layers' dropout (checkpoints before --input-dropout too).
+  if (j.contains("input_dropout")) FS_RETURN_IF_ERROR(GetJsonField(j, "input_dropout", origin, &out->input_dropout));
   FS_RETURN_IF_ERROR(GetJsonField(j, "seed", origin, &out->seed));
   // Absent in checkpoints written before node feature choices: the file's
   // dense features.

@@ -94,6 +94,7 @@ ModelConfig EncoderConfig(const TrainOptions& o, const NodeInput& input) {
   c.layers = o.layers;
   c.heads = o.heads;
   c.dropout = o.dropout;
+  c.input_dropout = o.input_dropout;
   c.seed = o.seed;
   return c;
 }

@@ -20,6 +20,7 @@ nlohmann::json EpochMetricsToJson(const EpochMetrics& m) {
   j["seeds"] = m.seeds;
   j["sampled_edges"] = m.sampled_edges;
   j["epoch_seconds"] = m.epoch_seconds;
+  j["epoch_cpu_seconds"] = m.epoch_cpu_seconds;
   j["seeds_per_second"] = m.seeds_per_second;
   j["sampled_edges_per_second"] = m.sampled_edges_per_second;
   j["sample_seconds"] = m.sample_seconds;

@@ -34,6 +34,10 @@ Status ModelConfig::Validate() const {
   if (!(dropout >= 0.0f && dropout < 1.0f)) {
     return InvalidArgument("model: dropout must be in [0, 1), got " + std::to_string(dropout));
   }
+  if (!(input_dropout < 1.0f)) {  // NaN too
+    return InvalidArgument("model: input_dropout must be below 1 (negative: the dropout), got " +
+                           std::to_string(input_dropout));
+  }
   return Status::OK();
 }
 
@@ -85,7 +89,7 @@ int64_t GraphSage::LayerOutputDim(int layer) const {
 }
 
 StatusOr<Var> GraphSage::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout, block.SourceIds(x.shape()[0])));
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.InputDropout(layer), block.SourceIds(x.shape()[0])));
   FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
   if (layer != num_layers() - 1) {
     FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
@@ -107,7 +111,7 @@ int64_t Gcn::LayerOutputDim(int layer) const {
 }
 
 StatusOr<Var> Gcn::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout, block.SourceIds(x.shape()[0])));
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.InputDropout(layer), block.SourceIds(x.shape()[0])));
   FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
   if (layer != num_layers() - 1) {
     FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
@@ -132,7 +136,7 @@ int64_t Gat::LayerOutputDim(int layer) const {
 }
 
 StatusOr<Var> Gat::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.dropout, block.SourceIds(x.shape()[0])));
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.InputDropout(layer), block.SourceIds(x.shape()[0])));
   FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
   if (layer != num_layers() - 1) {
     FS_ASSIGN_OR_RETURN(h, autograd::Elu(tape, h));

@@ -6,8 +6,6 @@
 // (gradients of repeated rows summed in a fixed order) and release the rows.
 #include "sasrec_trainer.h"
 
-#include <time.h>
-
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -30,14 +28,6 @@ namespace foresight::trainer::internal {
 namespace {
 
 constexpr uint64_t kStepStream = 0x53415354;  // "SAST": dropout keys of the steps
-
-// CPU seconds of the whole process (every thread): on a shared machine the
-// work an epoch took, where wall time also counts other processes' turns.
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 nlohmann::json MetricsJson(const std::string& p, const SasrecMetrics& m) {
   return {{p + "hr10", m.hr10}, {p + "ndcg10", m.ndcg10}, {p + "hr10_full", m.hr10_full},

@@ -32,6 +32,12 @@ Status TrainOptions::Validate() const {
     return InvalidArgument("plan_only: the memory plan is mini-batch GNN and shallow link training's (not " +
                            std::string(model == "dlrm" ? "dlrm" : "full_graph") + ")");
   }
+  // The first GNN layer's input: dlrm, sasrec and the shallow link models
+  // have none, so a value there would silently do nothing.
+  if (input_dropout >= 0.0f && model != "sage" && model != "gcn" && model != "gat") {
+    return InvalidArgument("input_dropout: only sage, gcn and gat models have a first layer's input to drop out "
+                           "(--model " + model + " has none)");
+  }
   if (task == "link") return ValidateLink();
   if (model == "dlrm") return internal::ValidateDlrmOptions(*this);
   if (model == "sasrec") return internal::ValidateSasrecOptions(*this);
@@ -84,6 +90,10 @@ Status TrainOptions::Validate() const {
   }
   if (!(dropout >= 0.0f && dropout < 1.0f)) {
     return InvalidArgument("dropout: must be in [0, 1), got " + std::to_string(dropout));
+  }
+  if (!(input_dropout < 1.0f)) {  // NaN too
+    return InvalidArgument("input_dropout: must be below 1 (negative: the dropout), got " +
+                           std::to_string(input_dropout));
   }
   if (optimizer != "adam" && optimizer != "adamw" && optimizer != "sgd") {
     return InvalidArgument("optimizer: '" + optimizer + "' is not one of adam, adamw, sgd");

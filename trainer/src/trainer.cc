@@ -36,6 +36,7 @@ ModelConfig ModelConfigFor(const TrainOptions& o, const storage::Dataset& d, con
   c.layers = o.layers;
   c.heads = o.heads;
   c.dropout = o.dropout;
+  c.input_dropout = o.input_dropout;
   c.seed = o.seed;
   return c;
 }
@@ -257,8 +258,10 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
     EpochMetrics m;
     m.epoch = epoch + 1;
     Stopwatch watch;
+    const double cpu_start = ProcessCpuSeconds();
     FS_RETURN_IF_ERROR(runner->TrainEpoch(epoch, &m));
     m.epoch_seconds = watch.Lap();
+    m.epoch_cpu_seconds = ProcessCpuSeconds() - cpu_start;
     m.allreduce_seconds = data_parallel.allreduce_seconds;
     m.allreduce_bytes = data_parallel.allreduce_bytes;
     m.allreduce_steps = data_parallel.steps;

@@ -20,22 +20,22 @@ StatusOr<Var> SAGEConv::Forward(Tape& tape, GraphBlock& block, const Var& x) {
                            " destinations (need one row per source, destinations first)");
   }
   FS_ASSIGN_OR_RETURN(Var x_dst, SliceRows(tape, x, 0, num_dst));
-  FS_ASSIGN_OR_RETURN(Var h_self, self_->Forward(tape, x_dst));
 
   // mean(x) W == mean(x W): transform first when that is less work.
   const int64_t in = neigh_->weight()->value().size(0), out = neigh_->weight()->value().size(1);
   const int64_t edges = block.csr().num_edges();
   const double transform_first = static_cast<double>(num_src) * in * out + static_cast<double>(edges) * out;
   const double aggregate_first = static_cast<double>(edges) * in + static_cast<double>(num_dst) * in * out;
-  Var h_neigh;
   if (transform_first < aggregate_first) {
+    FS_ASSIGN_OR_RETURN(Var h_self, self_->Forward(tape, x_dst));
     FS_ASSIGN_OR_RETURN(Var hx, neigh_->Forward(tape, x));
-    FS_ASSIGN_OR_RETURN(h_neigh, Aggregate(tape, block, kernels::Reduce::kMean, hx));
-  } else {
-    FS_ASSIGN_OR_RETURN(Var agg, Aggregate(tape, block, kernels::Reduce::kMean, x));
-    FS_ASSIGN_OR_RETURN(h_neigh, neigh_->Forward(tape, agg));
+    FS_ASSIGN_OR_RETURN(Var h_neigh, Aggregate(tape, block, kernels::Reduce::kMean, hx));
+    return Add(tape, h_self, h_neigh);
   }
-  return Add(tape, h_self, h_neigh);
+  // Both products in one node (the same bits as Add of the two Linears).
+  FS_ASSIGN_OR_RETURN(Var agg, Aggregate(tape, block, kernels::Reduce::kMean, x));
+  return internal::LinearPairOp(tape, x_dst, self_->weight()->var(), self_->bias()->var(), agg,
+                                neigh_->weight()->var(), "SAGEConv");
 }
 
 }  // namespace foresight::autograd

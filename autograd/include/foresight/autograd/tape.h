@@ -37,6 +37,11 @@ class Var {
   // The grad tensor, allocated and zeroed if absent (for kernels that
   // accumulate in place).
   StatusOr<Tensor> MutableGrad() const;
+  // Allocates the grad tensor without initialising it, for a caller that
+  // overwrites every element (a kernel with beta = 0, a backward kernel
+  // that writes its whole output): zeroing it first would be a wasted pass
+  // over memory. FailedPrecondition when the grad already exists.
+  StatusOr<Tensor> NewGrad() const;
 
  private:
   friend class Parameter;

@@ -28,6 +28,10 @@ struct ModelConfig {
   int layers = 2;             // Default: 2
   int heads = 8;              // gat hidden layers. Default: 8
   float dropout = 0.5f;       // layer inputs (and gat attention). Default: 0.5
+  // The first layer's input; negative: dropout. Default: -1
+  float input_dropout = -1.0f;
+  // The dropout probability of layer `layer`'s input.
+  float InputDropout(int layer) const { return layer == 0 && input_dropout >= 0.0f ? input_dropout : dropout; }
   uint64_t seed = 0;          // parameter init. Default: 0
   // Where the node features come from (TrainOptions::node_features): file |
   // degree | one-hot. Default: file

@@ -82,6 +82,12 @@ struct TrainOptions {
   // Dropout probability on every layer's input, and on gat's attention
   // coefficients. Default: 0.5
   float dropout = 0.5f;
+  // Dropout probability on the first layer's input (the node features),
+  // where a negative value means `dropout`. 0 drops out between layers only,
+  // as DGL's and PyG's GraphSAGE examples do; it skips a random draw per
+  // input feature, the largest dropout of a step. sage, gcn and gat only
+  // (refused for other models). Default: -1 (= dropout)
+  float input_dropout = -1.0f;
   // "adam", "adamw" or "sgd". Default: adam
   std::string optimizer = "adam";
   // Stop after this many epochs without a better validation accuracy; 0 never

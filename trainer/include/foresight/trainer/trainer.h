@@ -36,6 +36,12 @@ struct EpochMetrics {
   int64_t seeds = 0;           // training seeds processed
   int64_t sampled_edges = 0;   // edges in the blocks (full graph: E per layer)
   double epoch_seconds = 0;    // training time, evaluation excluded
+  // CPU seconds (user + system, every thread of the process) over the same
+  // span: the work the epoch took, which other processes' load on a shared
+  // machine inflates far less than epoch_seconds. Mini-batch training's
+  // pipeline runs ahead, so it includes sampling and gathering of the next
+  // epoch's first batches and leaves out this epoch's.
+  double epoch_cpu_seconds = 0;
   double seeds_per_second = 0;
   double sampled_edges_per_second = 0;
   // Phases of the training time, and the evaluation time.

@@ -1,0 +1,66 @@
+// y = (x1 w1 + bias) + x2 w2 as one tape node: the self and neighbour
+// branches of SAGEConv. Recorded as two Linear nodes and an Add, the sum
+// cost an out-of-place Add in the forward (two matrices read, one written)
+// and, in the backward, a copy of dY into each branch's gradient before
+// the GEMMs read it; here the second product lands in a temporary added in
+// place, and the backward's GEMMs read dY itself. The rounding is the
+// separate ops': fl(fl(fl(x1 w1) + bias) + fl(x2 w2)), each product one
+// GEMM with beta = 0, so results are the same bits.
+#include "internal.h"
+
+namespace foresight::autograd::internal {
+
+StatusOr<Var> LinearPairOp(Tape& tape, const Var& x1, const Var& w1, const Var& bias, const Var& x2, const Var& w2,
+                           const char* op) {
+  for (const auto& [v, what] : {std::pair<const Var&, const char*>{x1, "first input"}, {w1, "first weight"},
+                                {x2, "second input"}, {w2, "second weight"}}) {
+    FS_RETURN_IF_ERROR(CheckMatrix(v, op, what));
+  }
+  const Shape& s1 = x1.shape();
+  const Shape& s2 = x2.shape();
+  if (s1[1] != w1.shape()[0] || s2[1] != w2.shape()[0] || s1[0] != s2[0] || w1.shape()[1] != w2.shape()[1]) {
+    return InvalidArgument(std::string(op) + ": inputs " + ShapeToString(s1) + " and " + ShapeToString(s2) +
+                           " do not fit weights " + ShapeToString(w1.shape()) + " and " + ShapeToString(w2.shape()) +
+                           " (each input's columns must equal its weight's rows; the inputs' rows and the "
+                           "weights' columns must agree)");
+  }
+  const bool has_bias = bias.defined();
+  if (has_bias && bias.shape() != Shape{w1.shape()[1]}) {
+    return InvalidArgument(std::string(op) + ": bias " + ShapeToString(bias.shape()) + " does not fit weight " +
+                           ShapeToString(w1.shape()));
+  }
+  const ExecContext& ctx = tape.ctx();
+  const Device device = x1.value().device();
+  const Shape out_shape{s1[0], w1.shape()[1]};
+  FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, out_shape));
+  FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x1.value(), false, w1.value(), false, 1.0f, 0.0f, &y));
+  if (has_bias) FS_RETURN_IF_ERROR(kernels::AddBias(ctx, y, bias.value(), &y));
+  {
+    FS_ASSIGN_OR_RETURN(Tensor t, EmptyF32(device, out_shape));
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x2.value(), false, w2.value(), false, 1.0f, 0.0f, &t));
+    FS_RETURN_IF_ERROR(kernels::Add(ctx, y, t, &y));
+  }
+  std::vector<Var> inputs{x1, w1, x2, w2};
+  if (has_bias) inputs.push_back(bias);
+  return tape.RecordGrad(inputs, y, [x1, w1, bias, x2, w2](const ExecContext& ctx, const Tensor& gy) -> Status {
+    // Each branch as LinearOp's backward takes it, on dY itself.
+    for (const auto& [x, w] : {std::pair<const Var&, const Var&>{x1, w1}, {x2, w2}}) {
+      float beta;
+      Tensor g;
+      if (x.requires_grad()) {  // dX = dY W^T
+        FS_RETURN_IF_ERROR(GradWithBeta(x, &g, &beta));
+        FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, beta, &g));
+      }
+      if (w.requires_grad()) {  // dW = X^T dY
+        FS_RETURN_IF_ERROR(GradWithBeta(w, &g, &beta));
+        FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), true, gy, false, 1.0f, beta, &g));
+      }
+    }
+    if (bias.requires_grad()) {
+      FS_RETURN_IF_ERROR(AccumulateWith(ctx, bias, [&](Tensor* gb) { return kernels::SumRows(ctx, gy, gb); }));
+    }
+    return Status::OK();
+  });
+}
+
+}  // namespace foresight::autograd::internal
