@@ -42,6 +42,7 @@ Status ValidateDlrmOptions(const TrainOptions& o) {
   else if (o.topology != d.topology) gnn_only = "topology";
   else if (o.hot_fraction != d.hot_fraction) gnn_only = "hot_fraction";
   else if (o.resident_partitions != d.resident_partitions) gnn_only = "resident_partitions";
+  else if (o.ChangedFeatureReadOption() != nullptr) gnn_only = o.ChangedFeatureReadOption();
   else if (o.patience != d.patience) gnn_only = "patience";
   if (gnn_only != nullptr) {
     return InvalidArgument(std::string(gnn_only) +

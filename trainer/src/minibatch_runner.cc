@@ -461,6 +461,7 @@ class MiniBatchRunner : public EpochRunner {
     if (o.feature_store == "disk" && o.page_companions == "on" && RowBytes() > 0 && RowBytes() <= kPage / 2 &&
         kPage % RowBytes() == 0) {
       c.cache.page_rows = kPage / RowBytes();
+      c.cache.companion_rows = o.companion_span / RowBytes();
     }
     // The static policy's rows, or the lookahead's static tier (a part of
     // the same slots: the cache term of the memory plan holds both tiers).
@@ -472,7 +473,10 @@ class MiniBatchRunner : public EpochRunner {
       c.cache.hot_slots = HotSlots(o, slots);
       static_rows = c.cache.hot_slots;
     }
-    if (static_rows > 0) {
+    if (static_rows > 0 && o.hot_rank == "halo" && partition_order_ != nullptr) {
+      FS_ASSIGN_OR_RETURN(c.static_keys, KeysByHaloDegree(c.graph, partition_order_->offsets(), static_rows));
+      ReleaseNodeArrays(d);
+    } else if (static_rows > 0) {
       c.static_keys = KeysByInDegree(d.indptr(), static_rows);
       // Ranking read every node's degree: give those CSR pages back.
       ReleaseNodeArrays(d);
