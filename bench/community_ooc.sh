@@ -16,7 +16,7 @@
 #           companions only), when PAGES=1 (default 0)
 # COMMON = --model sage --epochs 1 --threads 2 --seed 1 --order partition
 #          --resident-partitions 2
-# DISK_FLAGS default: --companion-span 64K --read-gap 12K (the settings
+# DISK_FLAGS default: --companion-span 64K --read-gap 12K --lookahead 64 (the settings
 # measured in RESULTS, "Fewer reads for the community graph").
 #
 # Output, JSON lines on stdout: one per run ({"pair", "run", "epoch_seconds",
@@ -39,7 +39,7 @@ DATA=$1
 PAIRS=${2:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 FORESIGHT=${FORESIGHT:-$here/../build/foresight}
-DISK_FLAGS=${DISK_FLAGS:---companion-span 64K --read-gap 12K}
+DISK_FLAGS=${DISK_FLAGS:---companion-span 64K --read-gap 12K --lookahead 64}
 PAGES=${PAGES:-0}
 [[ -x $FORESIGHT ]] || { echo "$0: no foresight binary at $FORESIGHT (set FORESIGHT)" >&2; exit 2; }
 [[ -f $DATA/manifest.json ]] || { echo "$0: $DATA has no manifest.json (see the header for how to make it)" >&2; exit 2; }

@@ -3,7 +3,9 @@
 //
 // A submission's rows are sorted by file offset and grouped into extents:
 // each row's span rounded out to the alignment, neighbouring or overlapping
-// spans merged while the extent stays within max_coalesce_bytes. Extents
+// spans merged while the extent stays within max_coalesce_bytes (for reads,
+// also spans up to max_read_gap_bytes apart: the gap is read and dropped;
+// on a disk bound by operations a second small op costs more). Extents
 // become ops queued FIFO across submissions; up to io_depth are in flight,
 // each owning one slot of a fixed pool of aligned bounce buffers. A read
 // copies its rows out of the slot on completion. A write copies rows into
