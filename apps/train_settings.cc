@@ -317,6 +317,14 @@ const std::vector<TrainKey>& TrainKeys() {
        "Disk store, lookahead cache: with each miss also fetch the rows on its 4 KiB page that the window "
        "needs and the cache admits (one read serves them; results unchanged)",
        &O::page_companions, "on|off", false},
+      {"read-gap",
+       "Disk store: a batch's reads that lie at most this many bytes apart join one request, the bytes between "
+       "read and dropped (K/M/G = KiB/MiB/GiB; fewer, longer reads; results unchanged)",
+       &O::read_gap, nullptr, false, true},
+      {"companion-span",
+       "Disk store, page companions on: bring with each miss the rows the window needs from its aligned span of "
+       "this many bytes, a multiple of 4K (default 4K: its page; results unchanged)",
+       &O::companion_span, nullptr, false, true},
       {"planner-index",
        "Lookahead feature cache: the planner's index of keys, an array over the nodes (flat: 24 B a node, fastest) "
        "or a map of the window's and the cache's keys (window: 64 B a key); auto = whichever leaves the cache more "
@@ -326,6 +334,10 @@ const std::vector<TrainKey>& TrainKeys() {
        "Lookahead feature cache: the fraction of its slots pinned to the rows of highest in-degree (a static "
        "tier, read once) beside the lookahead tier; -1 = auto (0: measured, such a tier reads more; results unchanged)",
        &O::hot_fraction, nullptr, false},
+      {"hot-rank",
+       "Lookahead feature cache's static tier: rank rows by in-degree, or (--order partition) by the edges from "
+       "other partitions that point to them (halo: the rows many partition groups read)",
+       &O::hot_rank, "in-degree|halo", false},
       {"memory-budget",
        "Peak RSS of the whole process (K/M/G = KiB/MiB/GiB); sizes the cache when --cache-size is not given "
        "(default: none)",

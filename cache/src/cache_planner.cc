@@ -46,6 +46,12 @@ StatusOr<std::unique_ptr<CachePlanner>> CachePlanner::Create(const CacheConfig& 
     return InvalidArgument("CacheConfig: window_index_keys must be >= 0 (0 = a flat array over key_space), got " +
                            std::to_string(config.window_index_keys));
   }
+  if (config.companion_rows != 0 &&
+      (config.page_rows <= 1 || config.companion_rows < config.page_rows || config.companion_rows % config.page_rows != 0)) {
+    return InvalidArgument("CacheConfig: companion_rows must be 0 or a multiple of page_rows (> 1), got " +
+                           std::to_string(config.companion_rows) + " with page_rows " +
+                           std::to_string(config.page_rows));
+  }
   if (config.page_rows < 0 || (config.page_rows > 1 && config.key_space == 0)) {
     return InvalidArgument("CacheConfig: page_rows must be >= 0, and > 1 only with dense keys (key_space > 0), got " +
                            std::to_string(config.page_rows) + " with key_space " + std::to_string(config.key_space));

@@ -243,7 +243,8 @@ class LookaheadPlanner final : public PlannerBase<LookaheadPlanner<Map>, Map> {
   // no companion displaces another of the same plan (two reads into one
   // slot in one submission).
   void AdmitCompanions(int32_t t, BatchRecord& rec, BatchPlan& plan) {
-    const int64_t per_page = this->config().page_rows;
+    const int64_t per_page =
+        this->config().companion_rows > 0 ? this->config().companion_rows : this->config().page_rows;
     const int64_t space = this->config().key_space;
     pages_.clear();
     for (const int32_t i : this->misses_) pages_.push_back(rec.keys[i] / per_page);

@@ -3,7 +3,9 @@
 //
 // A submission's rows are sorted by file offset and grouped into extents:
 // each row's span rounded out to the alignment, neighbouring or overlapping
-// spans merged while the extent stays within max_coalesce_bytes. Extents
+// spans merged while the extent stays within max_coalesce_bytes (for reads,
+// also spans up to max_read_gap_bytes apart: the gap is read and dropped;
+// on a disk bound by operations a second small op costs more). Extents
 // become ops queued FIFO across submissions; up to io_depth are in flight,
 // each owning one slot of a fixed pool of aligned bounce buffers. A read
 // copies its rows out of the slot on completion. A write copies rows into
@@ -134,6 +136,7 @@ class DiskRowStore final : public RowStore {
   uint64_t file_size_ = 0;
   uint64_t align_ = kMinAlignment;
   uint64_t coalesce_limit_ = 0;  // largest merged extent; 0 = one row per op
+  uint64_t read_gap_ = 0;        // reads: unneeded bytes an extent may span to join the next
   size_t buffer_bytes_ = 0;
   int64_t write_block_rows_ = 0;  // rows per aligned block when they tile it (direct, writable)
   ScopedFd fd_;           // O_DIRECT (or buffered when !direct_)
@@ -200,6 +203,11 @@ Status DiskRowStore::Init(const RowStoreOptions& options, const NpyInfo& info) {
   }
   const uint64_t rb = static_cast<uint64_t>(row_bytes());
   coalesce_limit_ = RoundUp(static_cast<uint64_t>(options.max_coalesce_bytes), align_);
+  if (options.max_read_gap_bytes < 0) {
+    return InvalidArgument(path_ + ": max_read_gap_bytes must be >= 0, got " +
+                           std::to_string(options.max_read_gap_bytes));
+  }
+  read_gap_ = static_cast<uint64_t>(options.max_read_gap_bytes);
   // A row spans at most RoundUp(rb) + one block when it straddles.
   const uint64_t row_span = RoundUp(rb, align_) + (align_ > 1 ? align_ : 0);
   buffer_bytes_ = static_cast<size_t>(RoundUp(std::max(coalesce_limit_, row_span), kMinAlignment));
@@ -286,7 +294,11 @@ StatusOr<IoTicket> DiskRowStore::Enqueue(const std::vector<RowRequest>& reqs, bo
     const uint64_t e = RoundUp(off + rb, align_);
     if (pending_.size() > first_new) {
       Op& op = pending_.back();
-      if (a <= op.end && std::max(op.end, e) - op.start <= coalesce_limit_) {
+      // Reads may span a gap of unneeded bytes (read and dropped): on a
+      // disk bound by operations a second, small op costs more than them.
+      // Writes never do (the gap would need a read-modify-write).
+      const uint64_t gap = write ? 0 : read_gap_;
+      if (a <= op.end + gap && std::max(op.end, e) - op.start <= coalesce_limit_) {
         op.end = std::max(op.end, e);
         op.need_end = std::max(op.need_end, off + rb);
         op.piece_end = p + 1;

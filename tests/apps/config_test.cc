@@ -50,6 +50,9 @@ io_depth: 16
 page_companions: "off"
 planner_index: flat
 hot_fraction: 0
+hot_rank: halo
+read_gap: 8K
+companion-span: 64K
 memory-budget: 1G
 allreduce-bucket: 64K
 order: partition
@@ -121,6 +124,9 @@ io-depth = 16
 page-companions = "off"
 planner-index = "flat"
 hot-fraction = 0.0
+hot_rank = "halo"
+read-gap = 8192
+companion_span = "64K"
 memory_budget = 1073741824
 allreduce_bucket = 65536
 order = "partition"
@@ -191,6 +197,9 @@ std::vector<FlagValue> kFlags = {
     {"page-companions", ConfigValue::Text("off")},
     {"planner-index", ConfigValue::Text("flat")},
     {"hot-fraction", ConfigValue::Text("0")},
+    {"hot-rank", ConfigValue::Text("halo")},
+    {"read-gap", ConfigValue::Text("8K")},
+    {"companion-span", ConfigValue::Text("65536")},
     {"memory-budget", ConfigValue::Text("1G")},
     {"allreduce-bucket", ConfigValue::Text("64K")},
     {"order", ConfigValue::Text("partition")},
@@ -273,6 +282,9 @@ TEST(TrainConfig, YamlTomlAndFlagsGiveTheSameOptions) {
   EXPECT_EQ(o.page_companions, "off");
   EXPECT_EQ(o.planner_index, "flat");
   EXPECT_EQ(o.hot_fraction, 0.0);
+  EXPECT_EQ(o.hot_rank, "halo");
+  EXPECT_EQ(o.read_gap, int64_t{8} << 10);
+  EXPECT_EQ(o.companion_span, int64_t{64} << 10);
   EXPECT_EQ(o.memory_budget, int64_t{1} << 30);
   EXPECT_EQ(o.order, "partition");
   EXPECT_EQ(o.sampling, "resident");

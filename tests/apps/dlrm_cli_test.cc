@@ -136,6 +136,7 @@ TEST(DlrmCli, BadInputGetsClearErrors) {
       {" --top-mlp 64,2", "--top-mlp: the last layer gives the click logit, so its width must be 1"},
       {" --fanouts 5,5", "--fanouts: applies to the GNN models (sage, gcn, gat), not to dlrm"},
       {" --hot-fraction 0.5", "--hot-fraction: applies to the GNN models (sage, gcn, gat), not to dlrm"},
+      {" --read-gap 8K", "--read-gap: applies to the GNN models (sage, gcn, gat), not to dlrm"},
       {" --sparse-lr 0", "--sparse-lr: must be a positive number"},
       {" --sparse-optimizer adagrad", "adagrad"},
       {" --table-store ssd", "ssd"},

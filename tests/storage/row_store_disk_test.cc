@@ -101,6 +101,54 @@ TEST_F(DiskRowStoreTest, CoalescesNeighbouringRows) {
   EXPECT_EQ(s.bytes_read, 1000 * 512);
 }
 
+// max_read_gap_bytes: reads whose aligned blocks lie at most that far apart
+// join one request (the gap read and dropped), still within
+// max_coalesce_bytes; the rows come back unchanged and writes never join
+// across a gap.
+TEST_F(DiskRowStoreTest, ReadGapJoinsNearbyRows) {
+  Tensor ref;
+  RowStoreOptions o = Options(MakeFile(2048, &ref));
+  o.writable = true;
+  std::vector<int64_t> keys;
+  for (int64_t k = 63; k >= 0; --k) keys.push_back(k * 16);  // one row every 8 KiB: 4 KiB gaps
+  std::vector<uint8_t> buf;
+  ASSERT_OK_AND_ASSIGN(auto plain, OpenRowStore(o));
+  ASSERT_OK(plain->Read(Requests(keys, &buf, 512)));
+  EXPECT_EQ(plain->stats().device_reads, 64);
+  EXPECT_EQ(plain->stats().bytes_read, 64 * 4096);
+
+  o.max_read_gap_bytes = 4096;
+  o.max_coalesce_bytes = 64 << 10;
+  ASSERT_OK_AND_ASSIGN(auto gapped, OpenRowStore(o));
+  ASSERT_OK(gapped->Read(Requests(keys, &buf, 512)));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(0, std::memcmp(buf.data() + i * 512, RowPtr(ref, keys[i]), 512)) << keys[i];
+  }
+  // 512 KiB of rows in 64 KiB requests; each ends on its last row's block.
+  EXPECT_EQ(gapped->stats().device_reads, 8);
+  EXPECT_EQ(gapped->stats().bytes_read, 8 * (7 * 8192 + 4096));
+
+  // A gap one byte wider than allowed keeps them apart.
+  o.max_read_gap_bytes = 4095;
+  ASSERT_OK_AND_ASSIGN(auto narrow, OpenRowStore(o));
+  ASSERT_OK(narrow->Read(Requests(keys, &buf, 512)));
+  EXPECT_EQ(narrow->stats().device_reads, 64);
+
+  // Writes of the same rows: one request each (no read-modify-write of gaps).
+  o.max_read_gap_bytes = 4096;
+  ASSERT_OK_AND_ASSIGN(auto writer, OpenRowStore(o));
+  std::vector<uint8_t> rows(keys.size() * 512, 7);
+  std::vector<RowRequest> writes;
+  for (size_t i = 0; i < keys.size(); ++i) writes.push_back({keys[i], rows.data() + i * 512});
+  ASSERT_OK(writer->Write(writes));
+  EXPECT_EQ(writer->stats().device_writes, 64);
+  ASSERT_OK(writer->Read(Requests(keys, &buf, 512)));
+  EXPECT_EQ(buf, rows);
+
+  o.max_read_gap_bytes = -1;
+  EXPECT_ERROR_CONTAINS(OpenRowStore(o), "max_read_gap_bytes");
+}
+
 TEST_F(DiskRowStoreTest, DeviceBytesAreAlignedAndCoverTheRows) {
   // 400-byte rows straddle blocks.
   const std::string path = dir_.File("rows400.npy");

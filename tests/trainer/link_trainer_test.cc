@@ -375,6 +375,9 @@ TEST_F(LinkTrainerTest, UnsupportedCombinationsAreRefusedByName) {
   o = Options("sage");
   o.hot_fraction = 0.5f;
   testing::ExpectErrorContains(o.Validate(), "hot tier of an encoder", {"hot_fraction", "not to task link"});
+  o = Options("sage");
+  o.companion_span = 64 << 10;
+  testing::ExpectErrorContains(o.Validate(), "companion span", {"companion_span", "not to task link"});
   o = Options("distmult");
   o.dataset = dir_->File("absent");
   TrainSummary s;

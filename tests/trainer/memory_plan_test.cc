@@ -24,6 +24,7 @@ namespace {
 using foresight::testing::kPipelineNodes;
 using foresight::testing::kPipelineRowBytes;
 using internal::AutoGroupSize;
+using internal::KeysByHaloDegree;
 using internal::KeysByInDegree;
 
 Tensor Indptr(const std::vector<int64_t>& degrees) {
@@ -58,6 +59,31 @@ TEST(KeysByInDegree, HighestFirstTiesBySmallerId) {
   EXPECT_EQ(KeysByInDegree(indptr, 100).size(), 6u);  // at most every node
   EXPECT_TRUE(KeysByInDegree(indptr, 0).empty());
   EXPECT_TRUE(KeysByInDegree(indptr, -5).empty());
+}
+
+// Halo ranking counts, for each node, the edges into other partitions'
+// nodes that start at it; edges inside a partition do not count.
+TEST(KeysByHaloDegree, CountsEdgesFromOtherPartitionsOnly) {
+  // Partitions [0, 3) and [3, 6). In-neighbours by destination:
+  //   0: 1 2 4   1: 0 4   2: 5   3: 1 1 4 5   4: 3   5: 2 0
+  // Edges across partitions start at 4 (into 0 and 1: 2), 5 (into 2: 1),
+  // 1 (into 3, twice: 2), 2 (into 5: 1), 0 (into 5: 1); node 3 has none.
+  kernels::Csr g;
+  g.indptr = Indptr({3, 2, 1, 4, 1, 2});
+  const std::vector<int32_t> in = {1, 2, 4, 0, 4, 5, 1, 1, 4, 5, 3, 2, 0};
+  g.indices = Tensor::Empty({static_cast<int64_t>(in.size())}, DType::kI32);
+  std::copy(in.begin(), in.end(), g.indices.data<int32_t>());
+  g.num_src = 6;
+  const std::vector<int64_t> offsets = {0, 3, 6};
+  // Scores 0:1 1:2 2:1 3:0 4:2 5:1: highest first, ties by smaller id.
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> all, KeysByHaloDegree(g, offsets, 6));
+  EXPECT_EQ(all, (std::vector<int64_t>{1, 4, 0, 2, 5, 3}));
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> two, KeysByHaloDegree(g, offsets, 2));
+  EXPECT_EQ(two, (std::vector<int64_t>{1, 4}));
+  // One partition: no halo at all, so the ranking is by id.
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> one, KeysByHaloDegree(g, {0, 6}, 3));
+  EXPECT_EQ(one, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_ERROR_CONTAINS(KeysByHaloDegree(g, {0, 5}, 3).status(), "offsets", "6 nodes");
 }
 
 TEST(AutoGroupSize, AsManyPartitionsAsTheCacheHoldsByTheLargest) {

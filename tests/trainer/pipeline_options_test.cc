@@ -34,6 +34,10 @@ TEST(PipelineOptionsTest, BadValuesAndCombinationsNameTheOption) {
       {[](TrainOptions* o) { o->sampling = "some"; }, {"sampling", "'some'", "full, resident"}},
       {[](TrainOptions* o) { o->resident_partitions = -3; }, {"resident_partitions", "-3"}},
       {[](TrainOptions* o) { o->sampling = "resident"; }, {"sampling: resident", "order = partition"}},
+      {[](TrainOptions* o) { o->read_gap = -1; }, {"read_gap", "-1"}},
+      {[](TrainOptions* o) { o->companion_span = 6000; }, {"companion_span", "multiple of 4096", "6000"}},
+      {[](TrainOptions* o) { o->hot_rank = "out-degree"; }, {"hot_rank", "'out-degree'", "in-degree, halo"}},
+      {[](TrainOptions* o) { o->hot_rank = "halo"; }, {"hot_rank", "order partition", "random"}},
       {[](TrainOptions* o) {
          o->full_graph = true;
          o->feature_store = "disk";

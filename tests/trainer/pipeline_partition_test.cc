@@ -107,6 +107,41 @@ TEST_F(PipelinePartitionTest, AutomaticGroupIsWhatTheCacheHolds) {
   }
 }
 
+int64_t TotalReads(const std::vector<EpochMetrics>& h) {
+  int64_t n = 0;
+  for (const EpochMetrics& m : h) n += m.reads_issued;
+  return n;
+}
+
+// Under the partition order a group's rows are contiguous in the file but
+// each batch reads them sparsely. A companion span of several pages with a
+// read gap brings the window's rows near each miss in one longer read: the
+// run issues fewer reads, and trains exactly as the memory store does
+// (also with the static tier ranked by edges from other partitions).
+TEST_F(PipelinePartitionTest, CompanionSpanAndReadGapIssueFewerReadsWithTheSameResults) {
+  TrainOptions o = PipelineOptions(Parted());
+  o.order = "partition";
+  o.resident_partitions = 1;
+  o.feature_store = "memory";
+  o.cache_size = 0;
+  const std::vector<EpochMetrics> reference = TrainHistory(o);
+  o.feature_store = "disk";
+  o.cache_size = kPipelineFeatureBytes / 4;
+  const std::vector<EpochMetrics> pages = TrainHistory(o);
+  foresight::testing::ExpectSameResults(reference, pages, "disk, page companions");
+  o.companion_span = 16 << 10;
+  o.read_gap = 8 << 10;
+  const std::vector<EpochMetrics> spans = TrainHistory(o);
+  foresight::testing::ExpectSameResults(reference, spans, "disk, 16 KiB companion span, 8 KiB read gap");
+  EXPECT_LT(TotalReads(spans), TotalReads(pages));
+  int64_t rows_read = 0, rows_requested = 0;
+  for (const EpochMetrics& m : spans) rows_read += m.rows_read, rows_requested += m.rows_requested;
+  EXPECT_LE(rows_read, rows_requested);
+  o.hot_fraction = 0.25f;
+  o.hot_rank = "halo";
+  foresight::testing::ExpectSameResults(reference, TrainHistory(o), "disk, spans, static tier of halo rows");
+}
+
 TEST_F(PipelinePartitionTest, PartitionOrderNeedsAPartitionedDataset) {
   TrainOptions o = Options();
   o.order = "partition";

@@ -172,6 +172,9 @@ TEST_F(SasrecTest, RefusesOptionsItDoesNotUse) {
   o = Options();
   o.hot_fraction = 0.5f;  // the static hot tier is the GNN feature cache's
   EXPECT_ERROR_CONTAINS(o.Validate(), "hot_fraction: applies to the GNN feature cache of task node, not to sasrec");
+  o = Options();
+  o.read_gap = 4096;  // the GNN feature store's read settings
+  EXPECT_ERROR_CONTAINS(o.Validate(), "read_gap: applies to the GNN feature store of task node, not to sasrec");
 }
 
 }  // namespace

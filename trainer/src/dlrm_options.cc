@@ -43,6 +43,7 @@ Status ValidateDlrmOptions(const TrainOptions& o) {
   else if (o.hot_fraction != d.hot_fraction) gnn_only = "hot_fraction";
   else if (o.resident_partitions != d.resident_partitions) gnn_only = "resident_partitions";
   else if (o.rank_partitions != d.rank_partitions) gnn_only = "rank_partitions";
+  else if (o.ChangedFeatureReadOption() != nullptr) gnn_only = o.ChangedFeatureReadOption();
   else if (o.patience != d.patience) gnn_only = "patience";
   if (gnn_only != nullptr) {
     return InvalidArgument(std::string(gnn_only) +

@@ -74,6 +74,9 @@ Status TrainOptions::ValidateLink() const {
   if (hot_fraction != TrainOptions().hot_fraction) {
     return InvalidArgument("hot_fraction: applies to the GNN feature cache of task node, not to task link");
   }
+  if (const char* changed = ChangedFeatureReadOption()) {
+    return InvalidArgument(std::string(changed) + ": applies to the GNN feature store of task node, not to task link");
+  }
   if (lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(lookahead));
   if (eval_negatives < 0) {
     return InvalidArgument("eval_negatives: must be >= 0 (0 = every entity), got " + std::to_string(eval_negatives));

@@ -491,6 +491,7 @@ class MiniBatchRunner : public EpochRunner {
     if (o.feature_store == "disk" && o.page_companions == "on" && RowBytes() > 0 && RowBytes() <= kPage / 2 &&
         kPage % RowBytes() == 0) {
       c.cache.page_rows = kPage / RowBytes();
+      c.cache.companion_rows = o.companion_span / RowBytes();
     }
     // The static policy's rows, or the lookahead's static tier (a part of
     // the same slots: the cache term of the memory plan holds both tiers).
@@ -502,8 +503,20 @@ class MiniBatchRunner : public EpochRunner {
       c.cache.hot_slots = HotSlots(o, slots);
       static_rows = c.cache.hot_slots;
     }
-    if (static_rows > 0) {
+    if (static_rows > 0 && o.hot_rank == "halo") {
+      if (partition_order_ == nullptr) {
+        // Split between owners, each owner's halo is its own partitions'
+        // in-neighbours elsewhere, which a whole-graph ranking does not give.
+        return InvalidArgument("hot_rank: halo ranks the whole graph's halo rows, which does not hold when the "
+                               "partitions are split between ranks (rank_partitions " +
+                               std::to_string(owned_order_ != nullptr ? owned_order_->owners() : 0) +
+                               "); use hot_rank in-degree, which ranks each rank's own partitions");
+      }
+      FS_ASSIGN_OR_RETURN(c.static_keys, KeysByHaloDegree(c.graph, partition_offsets_, static_rows));
+    } else if (static_rows > 0) {
       c.static_keys = StaticKeys(d, static_rows);
+    }
+    if (static_rows > 0) {
       // Ranking read every node's degree: give those CSR pages back.
       ReleaseNodeArrays(d);
     }

@@ -26,6 +26,14 @@ float TrainOptions::EffectiveHotFraction() const {
   return cache_policy == "lookahead" ? kAutoHotFraction : 0.0f;
 }
 
+const char* TrainOptions::ChangedFeatureReadOption() const {
+  const TrainOptions d;
+  if (hot_rank != d.hot_rank) return "hot_rank";
+  if (read_gap != d.read_gap) return "read_gap";
+  if (companion_span != d.companion_span) return "companion_span";
+  return nullptr;
+}
+
 Status TrainOptions::Validate() const {
   if (dataset.empty()) return InvalidArgument("dataset: no dataset directory given");
   if (plan_only && task != "link" && (model == "dlrm" || full_graph)) {
@@ -127,6 +135,17 @@ Status TrainOptions::Validate() const {
   }
   if (hot_fraction != -1 && !(hot_fraction >= 0 && hot_fraction <= 1)) {
     return InvalidArgument("hot_fraction: must be in [0, 1] (or -1: auto), got " + std::to_string(hot_fraction));
+  }
+  if (read_gap < 0) return InvalidArgument("read_gap: must be >= 0 bytes, got " + std::to_string(read_gap));
+  if (companion_span < 4096 || companion_span % 4096 != 0) {
+    return InvalidArgument("companion_span: must be a multiple of 4096 bytes, got " + std::to_string(companion_span));
+  }
+  if (hot_rank != "in-degree" && hot_rank != "halo") {
+    return InvalidArgument("hot_rank: '" + hot_rank + "' is not one of in-degree, halo");
+  }
+  if (hot_rank == "halo" && order != "partition") {
+    return InvalidArgument("hot_rank: halo ranks rows by edges from other partitions and needs order partition, got " +
+                           order);
   }
   if (hot_fraction > 0 && cache_policy != "lookahead") {
     return InvalidArgument("hot_fraction: a static tier beside the lookahead tier needs cache_policy lookahead, got " +

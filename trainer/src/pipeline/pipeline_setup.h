@@ -11,6 +11,7 @@
 
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
+#include "foresight/kernels/csr.h"
 #include "foresight/storage/dataset.h"
 #include "foresight/storage/row_store.h"
 #include "foresight/trainer/train_options.h"
@@ -49,6 +50,15 @@ std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count);
 // ascending): a rank's own partitions.
 std::vector<int64_t> KeysByInDegree(const Tensor& indptr, int64_t count,
                                     const std::vector<std::pair<int64_t, int64_t>>& ranges);
+
+// The `count` nodes that most edges from other partitions point to (edges
+// u -> v of `graph`, by destination, with u outside v's partition; offsets:
+// the P + 1 partition row offsets), highest first, ties by smaller id. Under
+// the partition order these are the halo rows batches of many groups read:
+// the lookahead window sees a row's reuse inside a group, not the next
+// group's, so they are the rows a static tier keeps for the epoch.
+StatusOr<std::vector<int64_t>> KeysByHaloDegree(const kernels::Csr& graph, const std::vector<int64_t>& offsets,
+                                                int64_t count);
 
 // resident_partitions 0: as many partitions as `cache_bytes` holds, by the
 // largest partition's rows of `row_bytes` each (offsets: P + 1 row

@@ -124,6 +124,14 @@ struct CacheConfig {
   // whose last user is still in flight is not a companion (it may be that
   // batch's bypass row, not yet written back). Default: 0 (off)
   int64_t page_rows = 0;
+  // Lookahead with page_rows > 1: the companions of a miss are taken from
+  // the aligned span of this many rows around it instead of its page (a
+  // multiple of page_rows). On a store that joins nearby reads (disk,
+  // RowStoreOptions::max_read_gap_bytes) a span of several pages brings
+  // more of the window's rows with each read: under the partition order a
+  // group's rows are contiguous in the file and read sparsely, batch by
+  // batch. Write-back still groups by page. 0: page_rows (the page)
+  int64_t companion_rows = 0;
   // Lookahead only: a static tier of this many slots beside the lookahead
   // tier. The first plan fetches the first hot_slots keys given to
   // SetStaticKeys (the hottest rows, e.g. by in-degree) into slots

@@ -160,6 +160,18 @@ struct TrainOptions {
   // same read serves them. "off": only the batch's own rows. Results are
   // the same bits either way. Default: on
   std::string page_companions = "on";
+  // Disk store: reads of a batch whose 4 KiB-aligned spans lie at most this
+  // many bytes apart become one request, the bytes between read and dropped
+  // (storage::RowStoreOptions::max_read_gap_bytes): fewer, longer reads for
+  // rows that are near each other but not adjacent (partition order).
+  // Results are the same bits either way. Default: 0 (only touching spans)
+  int64_t read_gap = 0;
+  // Disk store with page companions on: the aligned span (bytes, a
+  // multiple of 4 KiB) from which a miss brings the rows the window needs
+  // (CacheConfig::companion_rows). Pair it with read_gap so the span's
+  // rows join one read. Results are the same bits either way.
+  // Default: 4096 (the page)
+  int64_t companion_span = 4096;
   // GNN feature cache with the lookahead policy: how its planner finds a
   // key's state. "flat": an array over the nodes (24 bytes a node, the
   // fastest lookups); "window": a map of the keys it holds, each slot's
@@ -176,6 +188,16 @@ struct TrainOptions {
   // lookahead. -1 = auto: kAutoHotFraction with lookahead, else 0. Results
   // are the same bits either way. Default: -1
   float hot_fraction = -1;
+  // How the static tier (hot_fraction > 0) ranks rows: "in-degree" (the
+  // rows with the most in-neighbours) or "halo" (--order partition only:
+  // the rows that the most edges from other partitions point to, which
+  // batches of many partition groups read, where the lookahead window
+  // sees only the reuse inside a group). Default: in-degree
+  std::string hot_rank = "in-degree";
+  // The first of hot_rank, read_gap and companion_span that is not at its
+  // default, or nullptr: they shape the GNN feature reads only (other
+  // tasks refuse them).
+  const char* ChangedFeatureReadOption() const;
   // hot_fraction's value, auto resolved.
   float EffectiveHotFraction() const;
   // The whole process's peak RSS target in bytes; 0 = none. With no
