@@ -258,6 +258,13 @@ TEST_F(RankPartitionsTest, RefusesMoreRanksThanPartitionsAndAnotherSplit) {
   o.rank_partitions = 6;
   EXPECT_ERROR_CONTAINS(TrainOn(o, single.get()).status,
                         "6 ranks need at least as many partitions, but the dataset has 5");
+  // A whole-graph halo ranking does not fit partitions split between ranks.
+  o.rank_partitions = 2;
+  o.feature_store = "disk";
+  o.hot_fraction = 0.5;
+  o.hot_rank = "halo";
+  EXPECT_ERROR_CONTAINS(TrainOn(o, single.get()).status, "hot_rank: halo", "rank_partitions 2", "in-degree");
+  o = Options(dir_.File("data"));
   if (ranks == 1) return;
   o.rank_partitions = ranks + 1;
   EXPECT_ERROR_CONTAINS(TrainOn(o, world_).status, "rank_partitions " + std::to_string(ranks + 1));
