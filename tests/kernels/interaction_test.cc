@@ -1,6 +1,8 @@
 // DLRM's feature interaction (dot, cat) and the BCE-with-logits loss
 // against naive double-precision references and central differences.
 #include <cmath>
+#include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "foresight/kernels/ops.h"
@@ -43,6 +45,81 @@ TEST(InteractionTest, DotMatchesReferenceOnAnyThreadCount) {
   ASSERT_OK(FeatureInteraction(pools.ctx3, Interaction::kDot, t, x, emb, &o3));
   EXPECT_TRUE(test::BitwiseEqual(o1, o3));
   test::ExpectClose(ToVec(o1), DotReference(ToDouble(x), ToDouble(emb), b, t, d), 1e-5, 1e-5, "dot");
+}
+
+// Each pair is the f32 dot summed from 0.0f in ascending position, one
+// rounded product at a time (the kernel vectorises across pairs, never
+// within one): the bits of that scalar loop, at DLRM's shape, an odd one,
+// and one of more than 32 vectors (the path without the register block).
+TEST(InteractionTest, DotEqualsAScalarAscendingSumBitForBit) {
+  test::TwoPools pools;
+  for (const auto& [b, t, d] : {std::tuple<int64_t, int64_t, int64_t>{37, 26, 64}, {11, 5, 3}, {7, 40, 16}}) {
+    Tensor x = RandomF32({b, d}, 8), emb = RandomF32({b, t * d}, 9);
+    const int64_t w = InteractionWidth(Interaction::kDot, t, d, d);
+    Tensor o1 = Tensor::Empty({b, w}, DType::kF32), o3 = Tensor::Empty({b, w}, DType::kF32);
+    ASSERT_OK(FeatureInteraction(pools.ctx1, Interaction::kDot, t, x, emb, &o1));
+    ASSERT_OK(FeatureInteraction(pools.ctx3, Interaction::kDot, t, x, emb, &o3));
+    EXPECT_TRUE(test::BitwiseEqual(o1, o3));
+    const float* px = x.data<float>();
+    const float* pe = emb.data<float>();
+    const float* po = o1.data<float>();
+    for (int64_t s = 0; s < b; ++s) {
+      auto z = [&](int64_t k) { return k == 0 ? px + s * d : pe + s * t * d + (k - 1) * d; };
+      int64_t at = s * w + d;
+      for (int64_t i = 1; i <= t; ++i) {
+        for (int64_t j = 0; j < i; ++j, ++at) {
+          float dot = 0.0f;
+          for (int64_t c = 0; c < d; ++c) {
+            volatile float p = z(i)[c] * z(j)[c];  // rounded, as the kernels' -ffp-contract=off builds do
+            dot += p;
+          }
+          ASSERT_EQ(std::memcmp(&po[at], &dot, sizeof(float)), 0)
+              << "sample " << s << " pair (" << i << ", " << j << "): " << po[at] << " vs " << dot;
+        }
+      }
+    }
+  }
+}
+
+// The dot backward: each element of d z_k adds g(k, j) * z_j in ascending j
+// (from x's own gradient for z_0, from 0.0f for the tables), one rounded
+// product at a time: the bits of that scalar loop, with and without a
+// remainder past the kernel's blocks of 32 elements.
+TEST(InteractionTest, DotBackwardEqualsAScalarAscendingSumBitForBit) {
+  test::TwoPools pools;
+  for (const auto& [b, t, d] :
+       {std::tuple<int64_t, int64_t, int64_t>{37, 26, 64}, {11, 5, 3}, {7, 40, 16}, {5, 4, 40}}) {
+    Tensor x = RandomF32({b, d}, 10), emb = RandomF32({b, t * d}, 11);
+    const int64_t w = InteractionWidth(Interaction::kDot, t, d, d);
+    Tensor g = RandomF32({b, w}, 12);
+    Tensor gx1 = Tensor::Empty({b, d}, DType::kF32), ge1 = Tensor::Empty({b, t * d}, DType::kF32);
+    Tensor gx3 = Tensor::Empty({b, d}, DType::kF32), ge3 = Tensor::Empty({b, t * d}, DType::kF32);
+    ASSERT_OK(FeatureInteractionBackward(pools.ctx1, Interaction::kDot, t, x, emb, g, &gx1, &ge1));
+    ASSERT_OK(FeatureInteractionBackward(pools.ctx3, Interaction::kDot, t, x, emb, g, &gx3, &ge3));
+    EXPECT_TRUE(test::BitwiseEqual(gx1, gx3));
+    EXPECT_TRUE(test::BitwiseEqual(ge1, ge3));
+    const float* px = x.data<float>();
+    const float* pe = emb.data<float>();
+    const float* pg = g.data<float>();
+    for (int64_t s = 0; s < b; ++s) {
+      auto z = [&](int64_t k) { return k == 0 ? px + s * d : pe + s * t * d + (k - 1) * d; };
+      const float* gp = pg + s * w + d;
+      for (int64_t k = 0; k <= t; ++k) {
+        const float* got = k == 0 ? gx1.data<float>() + s * d : ge1.data<float>() + s * t * d + (k - 1) * d;
+        for (int64_t c = 0; c < d; ++c) {
+          float want = k == 0 ? pg[s * w + c] : 0.0f;
+          for (int64_t j = 0; j <= t; ++j) {
+            if (j == k) continue;
+            const float coef = k > j ? gp[k * (k - 1) / 2 + j] : gp[j * (j - 1) / 2 + k];
+            volatile float p = coef * z(j)[c];
+            want += p;
+          }
+          ASSERT_EQ(std::memcmp(&got[c], &want, sizeof(float)), 0)
+              << "sample " << s << " z_" << k << "[" << c << "]: " << got[c] << " vs " << want;
+        }
+      }
+    }
+  }
 }
 
 TEST(InteractionTest, CatConcatenates) {

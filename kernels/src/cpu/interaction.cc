@@ -1,6 +1,8 @@
 // DLRM's feature interaction on the CPU, one sample per loop iteration (the
 // samples are independent, so any chunking gives the same bits).
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "cpu_ops.h"
 
@@ -13,10 +15,41 @@ inline const float* Z(const float* xb, const float* eb, int64_t dim, int64_t k) 
   return k == 0 ? xb : eb + (k - 1) * dim;
 }
 
-inline float Dot(const float* a, const float* b, int64_t n) {
-  float s = 0.0f;
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+
+// Eight f32 lanes (GCC/Clang vector extension): what one AVX register holds.
+typedef float F8 __attribute__((vector_size(32)));
+// The transposed stack's row width when the sample has at most this many
+// vectors: the dots of two z_i live in 2 x 4 registers across the whole sum.
+constexpr int64_t kLanes = 32;
+
+inline F8 Load8(const float* p) {
+  F8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// The pairs of z_i and z_{i+1} (when `two`) with every earlier z_j, from the
+// transposed stack t (t[c * kLanes + j] = z_j[c]): lane j of each sum adds
+// z_i[c] * z_j[c] for c ascending, from 0.0f, as the scalar dot does; lanes
+// past i are discarded. Writes i (and i + 1) pairs at `pairs`.
+inline void DotPairsOfTwo(const float* t, const float* zi, const float* zi2, bool two, int64_t i, int64_t e,
+                          float* pairs) {
+  F8 a0 = {}, a1 = {}, a2 = {}, a3 = {}, b0 = {}, b1 = {}, b2 = {}, b3 = {};
+  for (int64_t c = 0; c < e; ++c) {
+    const float* row = t + c * kLanes;
+    const F8 r0 = Load8(row), r1 = Load8(row + 8), r2 = Load8(row + 16), r3 = Load8(row + 24);
+    const float x = zi[c], y = zi2[c];
+    a0 += x * r0, a1 += x * r1, a2 += x * r2, a3 += x * r3;
+    b0 += y * r0, b1 += y * r1, b2 += y * r2, b3 += y * r3;
+  }
+  float out[2 * kLanes];
+  std::memcpy(out, &a0, sizeof(F8)), std::memcpy(out + 8, &a1, sizeof(F8));
+  std::memcpy(out + 16, &a2, sizeof(F8)), std::memcpy(out + 24, &a3, sizeof(F8));
+  std::memcpy(pairs, out, static_cast<size_t>(i) * sizeof(float));
+  if (!two) return;
+  std::memcpy(out + 32, &b0, sizeof(F8)), std::memcpy(out + 40, &b1, sizeof(F8));
+  std::memcpy(out + 48, &b2, sizeof(F8)), std::memcpy(out + 56, &b3, sizeof(F8));
+  std::memcpy(pairs + i, out + 32, static_cast<size_t>(i + 1) * sizeof(float));
 }
 
 }  // namespace
@@ -28,7 +61,15 @@ Status FeatureInteraction(const ExecContext& ctx, Interaction kind, int64_t num_
   const float* px = x.data<float>();
   const float* pe = emb.data<float>();
   float* po = out->data<float>();
+  const int64_t n = num_tables + 1;  // z_0 = x, z_1..z_T the tables
   ctx.pool->ParallelFor(batch, RowGrain(width + ew), [&](int64_t b0, int64_t b1) {
+    thread_local std::vector<float> zt, acc;
+    // Rows of kLanes when the stack fits (the padding lanes stay zero), else n.
+    const int64_t stride = n <= kLanes ? kLanes : n;
+    if (kind == Interaction::kDot && zt.size() != static_cast<size_t>(e * stride)) {
+      zt.assign(static_cast<size_t>(e * stride), 0.0f);
+      acc.assign(static_cast<size_t>(n), 0.0f);
+    }
     for (int64_t b = b0; b < b1; ++b) {
       const float* xb = px + b * d;
       const float* eb = pe + b * ew;
@@ -38,10 +79,41 @@ Status FeatureInteraction(const ExecContext& ctx, Interaction kind, int64_t num_
         std::memcpy(ob + d, eb, static_cast<size_t>(ew) * sizeof(float));
         continue;
       }
+      // Each pair is a dot summed from 0.0f in ascending c, one rounded
+      // product added at a time (ISO C++ builds do not contract a * b + s
+      // into an FMA). Summed one dot at a time that is a chain of e
+      // dependent adds per pair, which bounded the step; with the sample's
+      // vectors transposed (zt[c * stride + j] = z_j[c]) the dots of one z_i
+      // run side by side, lane j summing z_i[c] * z_j[c] in the same order:
+      // the same bits, vectorised across j.
+      float* __restrict t = zt.data();
+      for (int64_t k = 0; k < n; ++k) {
+        const float* zk = Z(xb, eb, e, k);
+        for (int64_t c = 0; c < e; ++c) t[c * stride + k] = zk[c];
+      }
       float* pairs = ob + d;
+      if (stride == kLanes) {
+        // Two z_i a pass, their sums in registers (a chain of e adds per
+        // lane, eight independent chains of eight lanes in flight).
+        for (int64_t i = 1; i <= num_tables; i += 2) {
+          const bool two = i + 1 <= num_tables;
+          const float* zi = Z(xb, eb, e, i);
+          DotPairsOfTwo(t, zi, two ? Z(xb, eb, e, i + 1) : zi, two, i, e, pairs);
+          pairs += two ? 2 * i + 1 : i;
+        }
+        continue;
+      }
+      float* __restrict a = acc.data();
       for (int64_t i = 1; i <= num_tables; ++i) {
         const float* zi = Z(xb, eb, e, i);
-        for (int64_t j = 0; j < i; ++j) *pairs++ = Dot(zi, Z(xb, eb, e, j), e);
+        std::fill(a, a + i, 0.0f);
+        for (int64_t c = 0; c < e; ++c) {
+          const float zc = zi[c];
+          const float* __restrict row = t + c * stride;
+          for (int64_t j = 0; j < i; ++j) a[j] += zc * row[j];
+        }
+        std::memcpy(pairs, a, static_cast<size_t>(i) * sizeof(float));
+        pairs += i;
       }
     }
   });
@@ -73,12 +145,28 @@ Status FeatureInteractionBackward(const ExecContext& ctx, Interaction kind, int6
       const float* gp = gb + d;  // pair (i, j), i > j, at i(i-1)/2 + j
       for (int64_t k = 0; k <= num_tables; ++k) {
         float* gk = k == 0 ? gxb : geb + (k - 1) * e;
+        auto coef = [&](int64_t j) { return k > j ? gp[k * (k - 1) / 2 + j] : gp[j * (j - 1) / 2 + k]; };
         // d out(i,j) / d z_k: z_j when k = i, z_i when k = j; j ascending.
-        for (int64_t j = 0; j <= num_tables; ++j) {
+        // Blocks of 32 elements keep their sums in registers over the j
+        // loop (each element still adds its terms in ascending j, from the
+        // value it starts with: the same bits as summing in memory).
+        int64_t c0 = 0;
+        for (; c0 + 32 <= e; c0 += 32) {
+          F8 s0 = Load8(gk + c0), s1 = Load8(gk + c0 + 8), s2 = Load8(gk + c0 + 16), s3 = Load8(gk + c0 + 24);
+          for (int64_t j = 0; j <= num_tables; ++j) {
+            if (j == k) continue;
+            const float g = coef(j);
+            const float* zj = Z(xb, eb, e, j) + c0;
+            s0 += g * Load8(zj), s1 += g * Load8(zj + 8), s2 += g * Load8(zj + 16), s3 += g * Load8(zj + 24);
+          }
+          std::memcpy(gk + c0, &s0, sizeof(F8)), std::memcpy(gk + c0 + 8, &s1, sizeof(F8));
+          std::memcpy(gk + c0 + 16, &s2, sizeof(F8)), std::memcpy(gk + c0 + 24, &s3, sizeof(F8));
+        }
+        for (int64_t j = 0; j <= num_tables && c0 < e; ++j) {
           if (j == k) continue;
-          const float g = k > j ? gp[k * (k - 1) / 2 + j] : gp[j * (j - 1) / 2 + k];
+          const float g = coef(j);
           const float* zj = Z(xb, eb, e, j);
-          for (int64_t c = 0; c < e; ++c) gk[c] += g * zj[c];
+          for (int64_t c = c0; c < e; ++c) gk[c] += g * zj[c];
         }
       }
     }
