@@ -22,6 +22,20 @@ Status CheckMatrix(const Var& v, const std::string& op, const char* what) {
   return Status::OK();
 }
 
+Status LinearBranchBackward(const ExecContext& ctx, const Var& x, const Var& w, const Tensor& gy) {
+  float beta;
+  Tensor g;
+  if (x.requires_grad()) {  // dX = dY W^T
+    FS_RETURN_IF_ERROR(GradWithBeta(x, &g, &beta));
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, beta, &g));
+  }
+  if (w.requires_grad()) {  // dW = X^T dY
+    FS_RETURN_IF_ERROR(GradWithBeta(w, &g, &beta));
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), true, gy, false, 1.0f, beta, &g));
+  }
+  return Status::OK();
+}
+
 StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op) {
   FS_RETURN_IF_ERROR(CheckMatrix(x, op, "input"));
   FS_RETURN_IF_ERROR(CheckMatrix(w, op, "weight"));
@@ -41,16 +55,7 @@ StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, 
   std::vector<Var> inputs{x, w};
   if (has_bias) inputs.push_back(bias);
   return tape.RecordGrad(inputs, y, [x, w, bias](const ExecContext& ctx, const Tensor& gy) -> Status {
-    float beta;
-    Tensor g;
-    if (x.requires_grad()) {  // dX = dY W^T
-      FS_RETURN_IF_ERROR(GradWithBeta(x, &g, &beta));
-      FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, beta, &g));
-    }
-    if (w.requires_grad()) {  // dW = X^T dY
-      FS_RETURN_IF_ERROR(GradWithBeta(w, &g, &beta));
-      FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), true, gy, false, 1.0f, beta, &g));
-    }
+    FS_RETURN_IF_ERROR(LinearBranchBackward(ctx, x, w, gy));
     if (bias.requires_grad()) {
       FS_RETURN_IF_ERROR(AccumulateWith(ctx, bias, [&](Tensor* gb) { return kernels::SumRows(ctx, gy, gb); }));
     }

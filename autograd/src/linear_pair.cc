@@ -44,18 +44,8 @@ StatusOr<Var> LinearPairOp(Tape& tape, const Var& x1, const Var& w1, const Var& 
   if (has_bias) inputs.push_back(bias);
   return tape.RecordGrad(inputs, y, [x1, w1, bias, x2, w2](const ExecContext& ctx, const Tensor& gy) -> Status {
     // Each branch as LinearOp's backward takes it, on dY itself.
-    for (const auto& [x, w] : {std::pair<const Var&, const Var&>{x1, w1}, {x2, w2}}) {
-      float beta;
-      Tensor g;
-      if (x.requires_grad()) {  // dX = dY W^T
-        FS_RETURN_IF_ERROR(GradWithBeta(x, &g, &beta));
-        FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, beta, &g));
-      }
-      if (w.requires_grad()) {  // dW = X^T dY
-        FS_RETURN_IF_ERROR(GradWithBeta(w, &g, &beta));
-        FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), true, gy, false, 1.0f, beta, &g));
-      }
-    }
+    FS_RETURN_IF_ERROR(LinearBranchBackward(ctx, x1, w1, gy));
+    FS_RETURN_IF_ERROR(LinearBranchBackward(ctx, x2, w2, gy));
     if (bias.requires_grad()) {
       FS_RETURN_IF_ERROR(AccumulateWith(ctx, bias, [&](Tensor* gb) { return kernels::SumRows(ctx, gy, gb); }));
     }
