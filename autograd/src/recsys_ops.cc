@@ -23,13 +23,25 @@ StatusOr<Var> FeatureInteraction(Tape& tape, kernels::Interaction kind, int64_t 
                          {x.shape()[0], kernels::InteractionWidth(kind, num_tables, x.shape()[1], e)}));
   FS_RETURN_IF_ERROR(kernels::FeatureInteraction(ctx, kind, num_tables, x.value(), emb.value(), &y));
   return tape.RecordGrad({x, emb}, y, [kind, num_tables, x, emb](const ExecContext& ctx, const Tensor& gy) -> Status {
-    const Device device = x.value().device();
-    FS_ASSIGN_OR_RETURN(Tensor gx, EmptyF32(device, x.shape()));
-    FS_ASSIGN_OR_RETURN(Tensor ge, EmptyF32(device, emb.shape()));
+    // The kernel overwrites both outputs, so a gradient not created yet is
+    // written in place (no copy); one that holds a contribution gets a sum.
+    auto output_for = [](const Var& v, Tensor* out, bool* in_place) -> Status {
+      *in_place = v.requires_grad() && !v.grad().defined();
+      if (*in_place) {
+        FS_ASSIGN_OR_RETURN(*out, v.NewGrad());
+      } else {
+        FS_ASSIGN_OR_RETURN(*out, EmptyF32(v.value().device(), v.shape()));
+      }
+      return Status::OK();
+    };
+    Tensor gx, ge;
+    bool gx_in_place = false, ge_in_place = false;
+    FS_RETURN_IF_ERROR(output_for(x, &gx, &gx_in_place));
+    FS_RETURN_IF_ERROR(output_for(emb, &ge, &ge_in_place));
     FS_RETURN_IF_ERROR(
         kernels::FeatureInteractionBackward(ctx, kind, num_tables, x.value(), emb.value(), gy, &gx, &ge));
-    if (x.requires_grad()) FS_RETURN_IF_ERROR(x.AccumulateGrad(ctx, gx));
-    if (emb.requires_grad()) FS_RETURN_IF_ERROR(emb.AccumulateGrad(ctx, ge));
+    if (x.requires_grad() && !gx_in_place) FS_RETURN_IF_ERROR(x.AccumulateGrad(ctx, gx));
+    if (emb.requires_grad() && !ge_in_place) FS_RETURN_IF_ERROR(emb.AccumulateGrad(ctx, ge));
     return Status::OK();
   });
 }

@@ -44,6 +44,17 @@ TEST(FunctionalTest, MatMulRejectsMismatchedShapes) {
   EXPECT_ERROR_CONTAINS(MatMul(tape, Input({5, 4}, 1), Input({3, 3}, 2)), "MatMul", "[5, 4]", "[3, 3]");
 }
 
+// Both gradients of DLRM's interaction; with x as both inputs the second
+// gradient adds to the first (the kernel writes a new gradient in place).
+TEST(FunctionalTest, FeatureInteractionGradientsIncludingSameOperandTwice) {
+  for (kernels::Interaction kind : {kernels::Interaction::kDot, kernels::Interaction::kCat}) {
+    Var x = Input({5, 4}, 20), emb = Input({5, 12}, 21);
+    CheckGradients([&](Tape& t) { return FeatureInteraction(t, kind, 3, x, emb); }, {{"x", x}, {"emb", emb}}, 22);
+    Var z = Input({5, 4}, 23);
+    CheckGradients([&](Tape& t) { return FeatureInteraction(t, kind, 1, z, z); }, {{"z", z}}, 24);
+  }
+}
+
 TEST(FunctionalTest, AddBiasGradients) {
   Var x = Input({6, 3}, 4), b = Input({3}, 5);
   CheckGradients([&](Tape& t) { return AddBias(t, x, b); }, {{"x", x}, {"bias", b}}, 6);
