@@ -64,11 +64,12 @@ Status FeatureInteraction(const ExecContext& ctx, Interaction kind, int64_t num_
   const int64_t n = num_tables + 1;  // z_0 = x, z_1..z_T the tables
   ctx.pool->ParallelFor(batch, RowGrain(width + ew), [&](int64_t b0, int64_t b1) {
     thread_local std::vector<float> zt, acc;
-    // Rows of kLanes when the stack fits (the padding lanes stay zero), else n.
+    // Rows of kLanes when the stack fits (lanes past n hold whatever an
+    // earlier call left; their sums are discarded), else n.
     const int64_t stride = n <= kLanes ? kLanes : n;
-    if (kind == Interaction::kDot && zt.size() != static_cast<size_t>(e * stride)) {
-      zt.assign(static_cast<size_t>(e * stride), 0.0f);
-      acc.assign(static_cast<size_t>(n), 0.0f);
+    if (kind == Interaction::kDot) {
+      if (zt.size() < static_cast<size_t>(e * stride)) zt.resize(static_cast<size_t>(e * stride));
+      if (acc.size() < static_cast<size_t>(n)) acc.resize(static_cast<size_t>(n));
     }
     for (int64_t b = b0; b < b1; ++b) {
       const float* xb = px + b * d;
