@@ -25,25 +25,8 @@ class LinkMemoryBudgetTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
 
-  static TrainOptions Options() {
-    TrainOptions o;
-    o.dataset = dir_->File("graph");
-    o.task = "link";
-    o.model = "distmult";
-    o.embedding_dim = 16;
-    o.sparse_optimizer = "sgd";  // rows of 64 bytes: the table is 12.8 MB
-    o.sparse_lr = 0.1f;
-    o.negatives = 32;
-    o.negative_chunk = 64;
-    o.batch_size = 256;
-    o.lookahead = 4;
-    o.epochs = 1;
-    o.eval_negatives = 500;
-    o.progress = false;
-    o.threads = 1;
-    o.seed = 9;
-    return o;
-  }
+  // Rows of 64 bytes: the table is 12.8 MB.
+  static TrainOptions Options() { return testing::BudgetLinkOptions(dir_->File("graph")); }
 
 
   static TrainSummary Plan(TrainOptions o) {

@@ -38,23 +38,8 @@ class LinkShardedMemoryBudgetTest : public ::testing::Test {
   static void TearDownTestSuite() { delete dir_; }
 
   static TrainOptions Options() {
-    TrainOptions o;
-    o.dataset = dir_->File("graph");
-    o.task = "link";
-    o.model = "distmult";
+    TrainOptions o = testing::BudgetLinkOptions(dir_->File("graph"));
     o.reciprocal = true;  // the graph's one relation and its reverse: a relation row on each of 2 ranks
-    o.embedding_dim = 16;
-    o.sparse_optimizer = "sgd";
-    o.sparse_lr = 0.1f;
-    o.negatives = 32;
-    o.negative_chunk = 64;
-    o.batch_size = 256;
-    o.lookahead = 4;
-    o.epochs = 1;
-    o.eval_negatives = 500;
-    o.progress = false;
-    o.threads = 1;
-    o.seed = 9;
     o.table_store = "disk";
     o.table_dir = dir_->path();
     return o;

@@ -90,6 +90,26 @@ Status GenerateBudgetLinkGraph(const std::string& path, int64_t entities) {
   return datasets::GenerateGraph(g, CpuContext(0, &pool));
 }
 
+trainer::TrainOptions BudgetLinkOptions(const std::string& dataset) {
+  trainer::TrainOptions o;
+  o.dataset = dataset;
+  o.task = "link";
+  o.model = "distmult";
+  o.embedding_dim = 16;
+  o.sparse_optimizer = "sgd";
+  o.sparse_lr = 0.1f;
+  o.negatives = 32;
+  o.negative_chunk = 64;
+  o.batch_size = 256;
+  o.lookahead = 4;
+  o.epochs = 1;
+  o.eval_negatives = 500;
+  o.progress = false;
+  o.threads = 1;
+  o.seed = 9;
+  return o;
+}
+
 Status PreprocessTriplesInto(const TempDir& dir, const std::string& name, const std::string& train,
                              const std::string& val, const std::string& test) {
   datasets::TriplesPreprocessOptions o;

@@ -57,6 +57,10 @@ Status PreprocessTriplesInto(const TempDir& dir, const std::string& name, const 
 // `entities` nodes and 30,000 edges of one relation, split 0.9 / 0.05 /
 // 0.05, seed 4; no features (the rows are learned).
 Status GenerateBudgetLinkGraph(const std::string& path, int64_t entities);
+// The memory-budget tests' link run on that graph: distmult, dim 16, sgd
+// (rows of 64 bytes, no optimizer state), batch 256 with 32 negatives in
+// chunks of 64, a window of 4 batches, one epoch, 1 thread, seed 9.
+trainer::TrainOptions BudgetLinkOptions(const std::string& dataset);
 
 // Small, fast options on a synthetic dataset.
 trainer::TrainOptions SmallOptions(const std::string& dataset, const std::string& model, bool full_graph);
