@@ -18,7 +18,7 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(__F16C__)
+#if defined(__AVX__) || defined(__F16C__)
 #include <immintrin.h>
 #endif
 
@@ -41,19 +41,101 @@ constexpr int64_t kSegmentsPerThread = 4;
 
 // ---- row conversion (f16 rows widen exactly; stores round to nearest even) ----
 
-inline void AddRow(float* acc, const float* src, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) acc[j] += src[j];
+// The f32 rows in blocks of 64 floats (eight AVX registers), each block's
+// loads issued before its stores. GCC's own vectorisation of these loops
+// (n unknown at compile time, acc and src possibly overlapping) interleaved
+// loads and stores 8 floats at a time behind an overlap check and a scalar
+// tail; with it the bag-of-one forward took about 17% more CPU than with a
+// copy loop of fixed length 64, and with these about 6% more (the rows' loads
+// that miss wait for the page walk, and the fewer instructions a row costs,
+// the more rows' loads the out-of-order window holds). The backward's
+// SGD step and gradient copy gained 3-5% the same way (bench/RESULTS.md,
+// "Embedding bags, session 15"). Each lane rounds the same single product
+// and sum as the scalar loop (this file is compiled with -ffp-contract=off),
+// so the bits are unchanged.
+constexpr int64_t kBlock = 64;
+#if defined(__AVX__)
+constexpr int kRegs = kBlock / 8;
+#endif
+
+inline void AddRow(float* __restrict acc, const float* __restrict src, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX__)
+  for (; j + kBlock <= n; j += kBlock) {
+    __m256 v[kRegs];
+    for (int u = 0; u < kRegs; ++u) {
+      v[u] = _mm256_add_ps(_mm256_loadu_ps(acc + j + 8 * u), _mm256_loadu_ps(src + j + 8 * u));
+    }
+    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(acc + j + 8 * u, v[u]);
+  }
+#endif
+  for (; j < n; ++j) acc[j] += src[j];
 }
-inline void AddScaledRow(float* acc, const float* src, float w, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) acc[j] += w * src[j];
+inline void AddScaledRow(float* __restrict acc, const float* __restrict src, float w, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX__)
+  const __m256 vw = _mm256_set1_ps(w);
+  for (; j + kBlock <= n; j += kBlock) {
+    __m256 v[kRegs];
+    for (int u = 0; u < kRegs; ++u) {
+      v[u] = _mm256_add_ps(_mm256_loadu_ps(acc + j + 8 * u), _mm256_mul_ps(vw, _mm256_loadu_ps(src + j + 8 * u)));
+    }
+    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(acc + j + 8 * u, v[u]);
+  }
+#endif
+  for (; j < n; ++j) acc[j] += w * src[j];
 }
 // acc = 0.0f + src (or + w * src): a sum's first term, with the bits of
 // adding it to a zeroed acc (-0.0 becomes +0.0 either way).
-inline void SetRow(float* acc, const float* src, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f + src[j];
+inline void SetRow(float* __restrict acc, const float* __restrict src, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX__)
+  const __m256 zero = _mm256_setzero_ps();
+  for (; j + kBlock <= n; j += kBlock) {
+    __m256 v[kRegs];
+    for (int u = 0; u < kRegs; ++u) v[u] = _mm256_add_ps(zero, _mm256_loadu_ps(src + j + 8 * u));
+    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(acc + j + 8 * u, v[u]);
+  }
+#endif
+  for (; j < n; ++j) acc[j] = 0.0f + src[j];
 }
-inline void SetScaledRow(float* acc, const float* src, float w, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) acc[j] = 0.0f + w * src[j];
+inline void SetScaledRow(float* __restrict acc, const float* __restrict src, float w, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX__)
+  const __m256 zero = _mm256_setzero_ps(), vw = _mm256_set1_ps(w);
+  for (; j + kBlock <= n; j += kBlock) {
+    __m256 v[kRegs];
+    for (int u = 0; u < kRegs; ++u) v[u] = _mm256_add_ps(zero, _mm256_mul_ps(vw, _mm256_loadu_ps(src + j + 8 * u)));
+    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(acc + j + 8 * u, v[u]);
+  }
+#endif
+  for (; j < n; ++j) acc[j] = 0.0f + w * src[j];
+}
+inline void CopyRow(float* __restrict dst, const float* __restrict src, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX__)
+  for (; j + kBlock <= n; j += kBlock) {
+    __m256 v[kRegs];
+    for (int u = 0; u < kRegs; ++u) v[u] = _mm256_loadu_ps(src + j + 8 * u);
+    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(dst + j + 8 * u, v[u]);
+  }
+#endif
+  for (; j < n; ++j) dst[j] = src[j];
+}
+// w -= lr * g.
+inline void SgdRow(float* __restrict w, const float* __restrict g, float lr, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX__)
+  const __m256 vlr = _mm256_set1_ps(lr);
+  for (; j + kBlock <= n; j += kBlock) {
+    __m256 v[kRegs];
+    for (int u = 0; u < kRegs; ++u) {
+      v[u] = _mm256_sub_ps(_mm256_loadu_ps(w + j + 8 * u), _mm256_mul_ps(vlr, _mm256_loadu_ps(g + j + 8 * u)));
+    }
+    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(w + j + 8 * u, v[u]);
+  }
+#endif
+  for (; j < n; ++j) w[j] = w[j] - lr * g[j];
 }
 inline void LoadRow(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, n * sizeof(float)); }
 inline void StoreRow(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, n * sizeof(float)); }
@@ -179,7 +261,7 @@ void UpdateRow(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& c,
   }
   switch (c.kind) {
     case SparseOptimizer::kSgd:
-      for (int64_t j = 0; j < dim; ++j) w[j] = w[j] - c.lr * g[j];
+      SgdRow(w, g, c.lr, dim);
       break;
     case SparseOptimizer::kRowwiseAdagrad: {
       float ss = 0.0f;
@@ -292,45 +374,44 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
 // path's bits (a bag of one is never divided by its length, which would not
 // change them). A chunk is a block of samples walked table by table, so the
 // reads stay in one table for a while and the writes in the block's few
-// pages of out; on the development VM this took 1-8% less CPU than the
-// general path's walk in id order, in two interleaved runs (bench/RESULTS.md,
-// "Embedding bags at one id a bag").
+// pages of out (bench/RESULTS.md, "Embedding bags at one id a bag").
+// The walk is kept lean on purpose (see the row helpers above): a
+// prefetch cursor that followed the walk across table ends (its state in a
+// lambda, a table lookup per id) cost more CPU than prefetching within the
+// table and restarting the prefetches at each table's first rows; with
+// both changes the forward takes 15-20% less CPU at one id a bag
+// (bench/RESULTS.md, "Embedding bags, session 15").
 template <typename W, typename I>
 Status ForwardOneIdPerBag(const ExecContext& ctx, const Bags& g, const W* weights, const I* ids, float* out) {
   const int64_t grain = std::max<int64_t>(1, kOneIdBlockIds / g.tables);
   const int64_t row_bytes = g.dim * static_cast<int64_t>(sizeof(W));
-  const int64_t out_width = g.tables * g.dim;
+  const int64_t out_width = g.tables * g.dim, rw = g.row_width;
   std::vector<int64_t> bad(static_cast<size_t>(ThreadPool::NumChunks(g.batch, grain)), -1);
   ctx.pool->ParallelForChunks(g.batch, grain, [&](int64_t chunk, int64_t b0, int64_t b1) {
-    // A cursor kPrefetchDistance bags ahead, in the same walk.
-    int64_t pt = 0, pb = b0;
-    auto prefetch_next = [&] {
-      if (pt == g.tables) return;
-      const int64_t id = static_cast<int64_t>(ids[pt * g.batch + pb]);
-      // An id out of range is reported below; only in-range rows are touched.
-      if (id >= 0 && id < g.limit(pt)) PrefetchRow(weights + (g.base(pt) + id) * g.row_width, row_bytes);
-      if (++pb == b1) {
-        pb = b0;
-        ++pt;
-      }
-    };
-    for (int i = 0; i < kPrefetchDistance; ++i) prefetch_next();
     for (int64_t t = 0; t < g.tables; ++t) {
-      const int64_t base = g.base(t), limit = g.limit(t);
-      for (int64_t b = b0; b < b1; ++b) {
-        prefetch_next();
-        const int64_t k = t * g.batch + b;
-        const int64_t id = static_cast<int64_t>(ids[k]);
-        if (id < 0 || id >= limit) {
-          bad[chunk] = k;
+      const W* table = weights + g.base(t) * rw;
+      const I* table_ids = ids + t * g.batch;
+      const float* psw = g.psw != nullptr ? g.psw + t * g.batch : nullptr;
+      // An id out of range is reported below; only in-range rows are
+      // prefetched (the unsigned compare also rejects negative ids).
+      const uint64_t limit = static_cast<uint64_t>(g.limit(t));
+      auto prefetch = [&](int64_t b) {
+        const uint64_t id = static_cast<uint64_t>(static_cast<int64_t>(table_ids[b]));
+        if (id < limit) PrefetchRow(table + static_cast<int64_t>(id) * rw, row_bytes);
+      };
+      for (int64_t b = b0; b < std::min(b1, b0 + kPrefetchDistance); ++b) prefetch(b);
+      float* o = out + b0 * out_width + t * g.dim;
+      for (int64_t b = b0; b < b1; ++b, o += out_width) {
+        if (b + kPrefetchDistance < b1) prefetch(b + kPrefetchDistance);
+        const int64_t id = static_cast<int64_t>(table_ids[b]);
+        if (static_cast<uint64_t>(id) >= limit) {
+          bad[chunk] = t * g.batch + b;
           return;
         }
-        const W* row = weights + (base + id) * g.row_width;
-        float* o = out + b * out_width + t * g.dim;
-        if (g.psw != nullptr) {
-          SetScaledRow(o, row, g.psw[k], g.dim);
+        if (psw != nullptr) {
+          SetScaledRow(o, table + id * rw, psw[b], g.dim);
         } else {
-          SetRow(o, row, g.dim);
+          SetRow(o, table + id * rw, g.dim);
         }
       }
     }
@@ -487,7 +568,7 @@ void ApplyGroups(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& 
       const float w0 = coef[i0];
       for (int64_t j = 0; j < dim; ++j) gr[j] = w0 * go[j];
     } else {
-      std::memcpy(gr, go, static_cast<size_t>(dim) * sizeof(float));
+      CopyRow(gr, go, dim);
     }
     for (int64_t i = i0 + 1; i < i1; ++i) {
       if (scaled) {
