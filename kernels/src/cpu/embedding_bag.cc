@@ -447,7 +447,9 @@ struct SegmentGroups {
 // no comparison sort). A slot holds only its group (4 bytes; the row is
 // read from the group), so the table of a 2048-id segment fits in L1.
 // Returns the first out-of-range id's position, or -1.
-template <typename I>
+// kOneId: every bag holds one id (offsets[q] == q), so the walks skip the
+// offsets (bench/RESULTS.md, "Embedding bags, session 15").
+template <bool kOneId, typename I>
 int64_t GroupBags(const Bags& g, const I* ids, int64_t q0, int64_t q1, bool scaled, SegmentGroups* sg) {
   const int64_t k0 = g.offsets[q0], len = g.offsets[q1] - k0;
   int shift = 4;
@@ -472,7 +474,8 @@ int64_t GroupBags(const Bags& g, const I* ids, int64_t q0, int64_t q1, bool scal
       base = g.base(t);
       limit = g.table_offsets != nullptr ? g.limit(t) : g.rows;
     }
-    for (int64_t k = g.offsets[q]; k < g.offsets[q + 1]; ++k) {
+    const int64_t ka = kOneId ? q : g.offsets[q], kb = kOneId ? q + 1 : g.offsets[q + 1];
+    for (int64_t k = ka; k < kb; ++k) {
       const int64_t id = static_cast<int64_t>(ids[k]);
       if (id < 0 || id >= limit) return k;
       const int64_t key = base + id;
@@ -508,7 +511,7 @@ int64_t GroupBags(const Bags& g, const I* ids, int64_t q0, int64_t q1, bool scal
   int64_t b = q0 - t * g.batch;
   for (int64_t q = q0; q < q1; ++q) {
     const int64_t at_row = b * out_width + t * g.dim;
-    const int64_t ka = g.offsets[q], kb = g.offsets[q + 1];
+    const int64_t ka = kOneId ? q : g.offsets[q], kb = kOneId ? q + 1 : g.offsets[q + 1];
     for (int64_t k = ka; k < kb; ++k) {
       const int32_t pos = cursor[group_of[k - k0]]++;
       grad_at[pos] = at_row;
@@ -583,7 +586,7 @@ void ApplyGroups(const EmbeddingRowLayout& layout, const SparseOptimizerConfig& 
 
 template <typename W, typename I>
 Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, const SparseOptimizerConfig& c,
-                        const Bags& g, const I* ids, const float* grad_out, W* weights) {
+                     const Bags& g, bool one_id_per_bag, const I* ids, const float* grad_out, W* weights) {
   const int64_t n = g.num_ids;
   if (g.num_bags() >= (int64_t{1} << 31) || n >= (int64_t{1} << 31)) {
     return InvalidArgument("EmbeddingBagBackwardUpdate: at most 2^31-1 bags and ids a call");
@@ -602,7 +605,8 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
     // and applies it at once, in thread-local buffers that stay in cache.
     ctx.pool->ParallelForChunks(num_seg, 1, [&](int64_t s, int64_t, int64_t) {
       thread_local SegmentGroups sg;
-      bad[s] = GroupBags(g, ids, s * g.batch, (s + 1) * g.batch, scaled, &sg);
+      bad[s] = one_id_per_bag ? GroupBags<true>(g, ids, s * g.batch, (s + 1) * g.batch, scaled, &sg)
+                              : GroupBags<false>(g, ids, s * g.batch, (s + 1) * g.batch, scaled, &sg);
       if (bad[s] < 0) ApplyGroups(layout, c, bc1, bc2, g, sg, 0, sg.num_groups(), grad_out, scaled, weights);
     });
   } else {
@@ -613,7 +617,8 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
     segs.resize(static_cast<size_t>(num_seg));
     ctx.pool->ParallelForChunks(num_seg, 1, [&](int64_t s, int64_t, int64_t) {
       const int64_t q0 = num_seg == 1 ? 0 : s * g.batch, q1 = num_seg == 1 ? g.num_bags() : (s + 1) * g.batch;
-      bad[s] = GroupBags(g, ids, q0, q1, scaled, &segs[s]);
+      bad[s] = one_id_per_bag ? GroupBags<true>(g, ids, q0, q1, scaled, &segs[s])
+                              : GroupBags<false>(g, ids, q0, q1, scaled, &segs[s]);
     });
     for (int64_t s = 0; s < num_seg; ++s) {
       if (bad[s] >= 0) continue;
@@ -659,9 +664,11 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
   return WithIndexType(ids.dtype(), [&](auto i) {
     using I = decltype(i);
     if (layout.dtype == DType::kF16) {
-      return BackwardTyped(ctx, layout, config, g, ids.data<I>(), grad_out.data<float>(), weights->data<Half>());
+      return BackwardTyped(ctx, layout, config, g, one_id_per_bag, ids.data<I>(), grad_out.data<float>(),
+                           weights->data<Half>());
     }
-    return BackwardTyped(ctx, layout, config, g, ids.data<I>(), grad_out.data<float>(), weights->data<float>());
+    return BackwardTyped(ctx, layout, config, g, one_id_per_bag, ids.data<I>(), grad_out.data<float>(),
+                         weights->data<float>());
   });
 }
 
