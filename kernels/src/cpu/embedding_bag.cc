@@ -54,88 +54,44 @@ constexpr int64_t kSegmentsPerThread = 4;
 // and sum as the scalar loop (this file is compiled with -ffp-contract=off),
 // so the bits are unchanged.
 constexpr int64_t kBlock = 64;
-#if defined(__AVX__)
-constexpr int kRegs = kBlock / 8;
-#endif
 
-inline void AddRow(float* __restrict acc, const float* __restrict src, int64_t n) {
+// dst[j] = op(dst[j], src[j]) for j < n; op takes floats and, in blocks,
+// __m256 (GCC's vector operators, a scalar operand broadcast). A block's
+// destination is loaded only where op reads it.
+template <typename Op>
+inline void MapRow(float* __restrict dst, const float* __restrict src, int64_t n, const Op& op) {
   int64_t j = 0;
 #if defined(__AVX__)
+  constexpr int kRegs = kBlock / 8;
   for (; j + kBlock <= n; j += kBlock) {
     __m256 v[kRegs];
-    for (int u = 0; u < kRegs; ++u) {
-      v[u] = _mm256_add_ps(_mm256_loadu_ps(acc + j + 8 * u), _mm256_loadu_ps(src + j + 8 * u));
-    }
-    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(acc + j + 8 * u, v[u]);
-  }
-#endif
-  for (; j < n; ++j) acc[j] += src[j];
-}
-inline void AddScaledRow(float* __restrict acc, const float* __restrict src, float w, int64_t n) {
-  int64_t j = 0;
-#if defined(__AVX__)
-  const __m256 vw = _mm256_set1_ps(w);
-  for (; j + kBlock <= n; j += kBlock) {
-    __m256 v[kRegs];
-    for (int u = 0; u < kRegs; ++u) {
-      v[u] = _mm256_add_ps(_mm256_loadu_ps(acc + j + 8 * u), _mm256_mul_ps(vw, _mm256_loadu_ps(src + j + 8 * u)));
-    }
-    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(acc + j + 8 * u, v[u]);
-  }
-#endif
-  for (; j < n; ++j) acc[j] += w * src[j];
-}
-// acc = 0.0f + src (or + w * src): a sum's first term, with the bits of
-// adding it to a zeroed acc (-0.0 becomes +0.0 either way).
-inline void SetRow(float* __restrict acc, const float* __restrict src, int64_t n) {
-  int64_t j = 0;
-#if defined(__AVX__)
-  const __m256 zero = _mm256_setzero_ps();
-  for (; j + kBlock <= n; j += kBlock) {
-    __m256 v[kRegs];
-    for (int u = 0; u < kRegs; ++u) v[u] = _mm256_add_ps(zero, _mm256_loadu_ps(src + j + 8 * u));
-    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(acc + j + 8 * u, v[u]);
-  }
-#endif
-  for (; j < n; ++j) acc[j] = 0.0f + src[j];
-}
-inline void SetScaledRow(float* __restrict acc, const float* __restrict src, float w, int64_t n) {
-  int64_t j = 0;
-#if defined(__AVX__)
-  const __m256 zero = _mm256_setzero_ps(), vw = _mm256_set1_ps(w);
-  for (; j + kBlock <= n; j += kBlock) {
-    __m256 v[kRegs];
-    for (int u = 0; u < kRegs; ++u) v[u] = _mm256_add_ps(zero, _mm256_mul_ps(vw, _mm256_loadu_ps(src + j + 8 * u)));
-    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(acc + j + 8 * u, v[u]);
-  }
-#endif
-  for (; j < n; ++j) acc[j] = 0.0f + w * src[j];
-}
-inline void CopyRow(float* __restrict dst, const float* __restrict src, int64_t n) {
-  int64_t j = 0;
-#if defined(__AVX__)
-  for (; j + kBlock <= n; j += kBlock) {
-    __m256 v[kRegs];
-    for (int u = 0; u < kRegs; ++u) v[u] = _mm256_loadu_ps(src + j + 8 * u);
+    for (int u = 0; u < kRegs; ++u) v[u] = op(_mm256_loadu_ps(dst + j + 8 * u), _mm256_loadu_ps(src + j + 8 * u));
     for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(dst + j + 8 * u, v[u]);
   }
 #endif
-  for (; j < n; ++j) dst[j] = src[j];
+  for (; j < n; ++j) dst[j] = op(dst[j], src[j]);
+}
+
+inline void AddRow(float* acc, const float* src, int64_t n) {
+  MapRow(acc, src, n, [](auto a, auto s) { return a + s; });
+}
+inline void AddScaledRow(float* acc, const float* src, float w, int64_t n) {
+  MapRow(acc, src, n, [w](auto a, auto s) { return a + w * s; });
+}
+// acc = 0.0f + src (or + w * src): a sum's first term, with the bits of
+// adding it to a zeroed acc (-0.0 becomes +0.0 either way).
+inline void SetRow(float* acc, const float* src, int64_t n) {
+  MapRow(acc, src, n, [](auto, auto s) { return 0.0f + s; });
+}
+inline void SetScaledRow(float* acc, const float* src, float w, int64_t n) {
+  MapRow(acc, src, n, [w](auto, auto s) { return 0.0f + w * s; });
+}
+inline void CopyRow(float* dst, const float* src, int64_t n) {
+  MapRow(dst, src, n, [](auto, auto s) { return s; });
 }
 // w -= lr * g.
-inline void SgdRow(float* __restrict w, const float* __restrict g, float lr, int64_t n) {
-  int64_t j = 0;
-#if defined(__AVX__)
-  const __m256 vlr = _mm256_set1_ps(lr);
-  for (; j + kBlock <= n; j += kBlock) {
-    __m256 v[kRegs];
-    for (int u = 0; u < kRegs; ++u) {
-      v[u] = _mm256_sub_ps(_mm256_loadu_ps(w + j + 8 * u), _mm256_mul_ps(vlr, _mm256_loadu_ps(g + j + 8 * u)));
-    }
-    for (int u = 0; u < kRegs; ++u) _mm256_storeu_ps(w + j + 8 * u, v[u]);
-  }
-#endif
-  for (; j < n; ++j) w[j] = w[j] - lr * g[j];
+inline void SgdRow(float* w, const float* g, float lr, int64_t n) {
+  MapRow(w, g, n, [lr](auto x, auto gi) { return x - lr * gi; });
 }
 inline void LoadRow(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, n * sizeof(float)); }
 inline void StoreRow(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, n * sizeof(float)); }
