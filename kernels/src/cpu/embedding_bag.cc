@@ -45,7 +45,7 @@ constexpr int64_t kSegmentsPerThread = 4;
 // loads issued before its stores. GCC's own vectorisation of these loops
 // (n unknown at compile time, acc and src possibly overlapping) interleaved
 // loads and stores 8 floats at a time behind an overlap check and a scalar
-// tail; with it the bag-of-one forward took about 17% more CPU than with a
+// tail; with it the bag-of-one forward took about 20% more CPU than with a
 // copy loop of fixed length 64, and with these about 6% more (the rows' loads
 // that miss wait for the page walk, and the fewer instructions a row costs,
 // the more rows' loads the out-of-order window holds). The backward's
@@ -335,7 +335,7 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
 // prefetch cursor that followed the walk across table ends (its state in a
 // lambda, a table lookup per id) cost more CPU than prefetching within the
 // table and restarting the prefetches at each table's first rows; with
-// both changes the forward takes 15-20% less CPU at one id a bag
+// both changes the forward takes 11-21% less CPU at one id a bag
 // (bench/RESULTS.md, "Embedding bags, session 15").
 template <typename W, typename I>
 Status ForwardOneIdPerBag(const ExecContext& ctx, const Bags& g, const W* weights, const I* ids, float* out) {
