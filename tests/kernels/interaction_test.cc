@@ -97,6 +97,9 @@ TEST(InteractionTest, DotBackwardEqualsAScalarAscendingSumBitForBit) {
     Tensor g = RandomF32({b, w}, 12);
     Tensor gx1 = Tensor::Empty({b, d}, DType::kF32), ge1 = Tensor::Empty({b, t * d}, DType::kF32);
     Tensor gx3 = Tensor::Empty({b, d}, DType::kF32), ge3 = Tensor::Empty({b, t * d}, DType::kF32);
+    // The outputs hold NaN before: the kernel must overwrite every element
+    // (its sums start in registers, not from memory it zeroed).
+    for (Tensor* out : {&gx1, &ge1, &gx3, &ge3}) ASSERT_OK(out->Fill(NAN));
     ASSERT_OK(FeatureInteractionBackward(pools.ctx1, Interaction::kDot, t, x, emb, g, &gx1, &ge1));
     ASSERT_OK(FeatureInteractionBackward(pools.ctx3, Interaction::kDot, t, x, emb, g, &gx3, &ge3));
     EXPECT_TRUE(test::BitwiseEqual(gx1, gx3));

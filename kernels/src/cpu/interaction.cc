@@ -152,10 +152,14 @@ Status FeatureInteractionBackward(const ExecContext& ctx, Interaction kind, int6
         std::memcpy(geb, gb + d, static_cast<size_t>(ew) * sizeof(float));
         continue;
       }
-      std::memset(geb, 0, static_cast<size_t>(ew) * sizeof(float));
       const float* gp = gb + d;  // pair (i, j), i > j, at i(i-1)/2 + j
+      const int64_t blocked = e / 32 * 32;  // elements summed in registers
       for (int64_t k = 0; k <= num_tables; ++k) {
         float* gk = k == 0 ? gxb : geb + (k - 1) * e;
+        // z_0's sums start from the gradient passed through (copied above),
+        // the tables' from 0.0f: in registers, so only the tail past the
+        // 32-element blocks is zeroed in memory.
+        if (k > 0) std::fill(gk + blocked, gk + e, 0.0f);
         auto coef = [&](int64_t j) { return k > j ? gp[k * (k - 1) / 2 + j] : gp[j * (j - 1) / 2 + k]; };
         // d out(i,j) / d z_k: z_j when k = i, z_i when k = j; j ascending.
         // Blocks of 32 elements keep their sums in registers over the j
@@ -163,7 +167,10 @@ Status FeatureInteractionBackward(const ExecContext& ctx, Interaction kind, int6
         // value it starts with: the same bits as summing in memory).
         int64_t c0 = 0;
         for (; c0 + 32 <= e; c0 += 32) {
-          F8 s0 = Load8(gk + c0), s1 = Load8(gk + c0 + 8), s2 = Load8(gk + c0 + 16), s3 = Load8(gk + c0 + 24);
+          F8 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+          if (k == 0) {
+            s0 = Load8(gk + c0), s1 = Load8(gk + c0 + 8), s2 = Load8(gk + c0 + 16), s3 = Load8(gk + c0 + 24);
+          }
           for (int64_t j = 0; j <= num_tables; ++j) {
             if (j == k) continue;
             const float g = coef(j);
