@@ -32,8 +32,11 @@ TEST(BiasReluTest, AddBiasReluEqualsAddBiasThenRelu) {
   uint64_t seed = 1;
   for (const Shape& shape : kShapes) {
     SCOPED_TRACE(ShapeToString(shape));
-    const Tensor x = WithEdgeCases(RandomF32(shape, seed++));
-    const Tensor bias = RandomF32({shape[1]}, seed++, -0.5f, 0.5f);
+    Tensor x = WithEdgeCases(RandomF32(shape, seed++));
+    Tensor bias = RandomF32({shape[1]}, seed++, -0.5f, 0.5f);
+    // Column 0 sums to exactly -0.0f in every third row: ReLU must give +0.0f.
+    bias.data<float>()[0] = -0.0f;
+    for (int64_t r = 0; r < shape[0]; r += 3) x.data<float>()[r * shape[1]] = -0.0f;
     Tensor want = Tensor::Empty(shape, DType::kF32);
     ASSERT_OK(AddBias(pools.ctx1, x, bias, &want));
     ASSERT_OK(Activate(pools.ctx1, Activation::kRelu, 0.0f, want, &want));
