@@ -50,14 +50,34 @@ EOF
 }
 
 for r in $(seq 1 "$ROUNDS"); do
-  run A "$A" "$r"
-  run B "$B" "$r"
+  run A "$A" "$r" | tee -a "$TMP/runs.jsonl"
+  run B "$B" "$r" | tee -a "$TMP/runs.jsonl"
 done
 for b in dlrm_gemm_floor dlrm_phase_bench; do
   if [[ -x "$BENCH/$b" ]]; then
-    echo "{\"load\": $(load), \"$b\": $("$BENCH/$b" --reps 10)}"
+    echo "{\"load\": $(load), \"$b\": $("$BENCH/$b" --reps 10)}" | tee -a "$TMP/benches.jsonl"
   fi
 done
+# Medians of each binary's samples/s, B / A, and each against the step's
+# GEMM floor (issue 12's bar: >= 0.85).
+python3 - "$TMP/runs.jsonl" "$TMP/benches.jsonl" <<'EOF'
+import json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+med = {k: statistics.median(r["samples_per_second"] for r in runs if r["run"] == k) for k in ("A", "B")}
+same = len({(r["loss"], r["test_auc"]) for r in runs}) == 1
+out = {"summary": True, "median_samples_per_second_A": med["A"], "median_samples_per_second_B": med["B"],
+       "B_over_A": round(med["B"] / med["A"], 3), "same_loss_and_auc": same}
+try:
+    for l in open(sys.argv[2]):
+        d = json.loads(l)
+        if "dlrm_gemm_floor" in d:
+            floor = d["dlrm_gemm_floor"]["step_gemm_floor_samples_per_s"]
+            out.update({"step_gemm_floor_samples_per_s": floor, "A_over_floor": round(med["A"] / floor, 3),
+                        "B_over_floor": round(med["B"] / floor, 3)})
+except FileNotFoundError:
+    pass
+print(json.dumps(out))
+EOF
 if [[ -x "$BENCH/embedding_bench" ]]; then
   echo "{\"load\": $(load), \"embedding_bench\": $("$BENCH/embedding_bench")}"
 fi
