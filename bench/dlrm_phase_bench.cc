@@ -28,7 +28,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -70,12 +69,6 @@ fs::Tensor Filled(const fs::Shape& shape, uint64_t salt) {
   return t;
 }
 
-double ProcessCpu() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 void Check(const fs::Status& s) {
   if (!s.ok()) {
     std::fprintf(stderr, "dlrm_phase_bench: %s\n", s.ToString().c_str());
@@ -93,10 +86,10 @@ struct Phase {
 
 template <typename Fn>
 void Time(Phase* p, Fn fn) {
-  const double c0 = ProcessCpu();
+  const double c0 = fs::ProcessCpuSeconds();
   fs::Stopwatch sw;
   fn();
-  const double t = sw.Lap(), c = ProcessCpu() - c0;
+  const double t = sw.Lap(), c = fs::ProcessCpuSeconds() - c0;
   p->best_s = std::min(p->best_s, t);
   p->best_cpu_s = std::min(p->best_cpu_s, c);
 }
