@@ -127,20 +127,25 @@ int main(int argc, char** argv) {
 
   // The layers: (in, out, relu) in step order.
   struct Layer {
-    int64_t in, out;
-    bool relu, first;
+    int64_t in = 0, out = 0;
+    bool relu = false, first = false;
     fs::Tensor x, w, b, y, gy, gz, gx, gw, gb;
+  };
+  auto make_layer = [](int64_t in, int64_t out, bool relu, bool first) {
+    Layer l;
+    l.in = in, l.out = out, l.relu = relu, l.first = first;
+    return l;
   };
   std::vector<Layer> layers;
   int64_t in = dense;
   for (int64_t out : bottom) {
-    layers.push_back({in, out, true, layers.empty()});
+    layers.push_back(make_layer(in, out, true, layers.empty()));
     in = out;
   }
   const int64_t f = tables + 1;
   in = k::InteractionWidth(k::Interaction::kDot, tables, dim, dim);
   for (size_t i = 0; i < top.size(); ++i) {
-    layers.push_back({in, top[i], i + 1 < top.size(), false});
+    layers.push_back(make_layer(in, top[i], i + 1 < top.size(), false));
     in = top[i];
   }
   uint64_t salt = 1;
