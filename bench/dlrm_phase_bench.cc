@@ -77,6 +77,7 @@ void Check(const fs::Status& s) {
 }
 
 struct Phase {
+  explicit Phase(const char* n) : name(n) {}
   std::string name;
   double bytes = 0;      // moved once per step
   double floor_s = 0;    // this phase's floor
@@ -201,9 +202,9 @@ int main(int argc, char** argv) {
     });
   };
 
-  Phase gemm{"gemm"}, fwd{"bias_relu_fwd"}, bwd{"relu_bwd_bias_grad"}, ufwd{"unfused_fwd"}, ubwd{"unfused_bwd"},
-      ifwd{"interaction_fwd"}, ibwd{"interaction_bwd"}, bce{"bce"}, step{"sgd"}, ifwd_floor{"interaction_fwd_gemms"},
-      ibwd_floor{"interaction_bwd_gemms"};
+  Phase gemm("gemm"), fwd("bias_relu_fwd"), bwd("relu_bwd_bias_grad"), ufwd("unfused_fwd"), ubwd("unfused_bwd"),
+      ifwd("interaction_fwd"), ibwd("interaction_bwd"), bce("bce"), step("sgd"), ifwd_floor("interaction_fwd_gemms"),
+      ibwd_floor("interaction_bwd_gemms");
   double params_n = 0;
   for (const Layer& l : layers) {
     fwd.bytes += 2.0 * kF * static_cast<double>(batch * l.out);
