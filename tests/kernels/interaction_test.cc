@@ -238,7 +238,7 @@ TEST(InteractionTest, Avx512AndAvx2PathsGiveTheSameBits) {
   if (!cpu::HaveAvx512()) GTEST_SKIP() << "this CPU has no AVX-512: only the AVX2 loops run";
   auto ctx = CpuContext();
   for (const auto& [b, t, d] : {std::tuple<int64_t, int64_t, int64_t>{37, 26, 64}, {11, 5, 3}, {6, 4, 40},
-                                {9, 31, 64}, {5, 40, 64}, {4, 1, 64}}) {
+                                {9, 31, 64}, {5, 40, 64}, {4, 1, 64}, {7, 12, 48}}) {
     SCOPED_TRACE(::testing::Message() << b << " x " << t << " tables x " << d);
     Tensor x = RandomF32({b, d}, 20), emb = RandomF32({b, t * d}, 21);
     const int64_t w = InteractionWidth(Interaction::kDot, t, d, d);

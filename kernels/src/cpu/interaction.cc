@@ -61,6 +61,58 @@ inline void DotPairsOfTwo(const float* t, const float* zi, const float* zi2, boo
 }
 
 #if defined(FS_HAVE_AVX512_PHILOX)
+// See philox_avx512.h: GCC 12 reports the AVX-512 intrinsics' unused merge
+// operand as uninitialised under a target attribute.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Transposes 16 rows of 16 floats in registers (r[i] holds row i; after,
+// r[j] holds column j).
+FS_AVX512 inline void Transpose16x16(__m512* r) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int h = 0; h < 16; h += 8) {
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xDD);
+    }
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+  }
+}
+
+// The sample's stack transposed into the 32-lane layout,
+// t[c * kLanes + k] = z_k[c], in 16 x 16 blocks (e a multiple of 16, at
+// most kLanes vectors): the scalar loop's column-wise stores took as long
+// as the dots themselves. Lanes n.. get copies of z_0 (never read as
+// pairs). Data movement only: the same values.
+FS_AVX512 void TransposeStack(const float* xb, const float* eb, int64_t e, int64_t n, float* t) {
+  for (int64_t k0 = 0; k0 < kLanes; k0 += 16) {
+    const float* z[16];
+    for (int64_t r = 0; r < 16; ++r) z[r] = Z(xb, eb, e, k0 + r < n ? k0 + r : 0);
+    for (int64_t c0 = 0; c0 < e; c0 += 16) {
+      __m512 v[16];
+      for (int r = 0; r < 16; ++r) v[r] = _mm512_loadu_ps(z[r] + c0);
+      Transpose16x16(v);
+      for (int r = 0; r < 16; ++r) _mm512_storeu_ps(t + (c0 + r) * kLanes + k0, v[r]);
+    }
+  }
+}
+
+#endif
+
+#if defined(FS_HAVE_AVX512_PHILOX)
 // The forward's pairs of `rows` (1 to 4) consecutive z_i, z_{i+1}, .. with
 // every earlier z_j, with AVX-512: lane j of row r's R 16-lane registers
 // adds z_{i+r}[c] * z_j[c] for c ascending from 0.0f, as DotPairsOfTwo
@@ -124,6 +176,7 @@ FS_AVX512 void DotBackward64(const float* xb, const float* eb, int64_t e, int64_
   _mm512_storeu_ps(gk, s0), _mm512_storeu_ps(gk + 16, s1);
   _mm512_storeu_ps(gk + 32, s2), _mm512_storeu_ps(gk + 48, s3);
 }
+#pragma GCC diagnostic pop
 #endif
 
 }  // namespace
@@ -183,10 +236,18 @@ Status FeatureInteractionWith(bool avx512, const ExecContext& ctx, Interaction k
       // run side by side, lane j summing z_i[c] * z_j[c] in the same order:
       // the same bits, vectorised across j.
       float* __restrict t = zt.data();
-      for (int64_t k = 0; k < n; ++k) {
-        const float* zk = Z(xb, eb, e, k);
-        for (int64_t c = 0; c < e; ++c) t[c * stride + k] = zk[c];
+#if defined(FS_HAVE_AVX512_PHILOX)
+      if (avx512 && stride == kLanes && e % 16 == 0) {
+        TransposeStack(xb, eb, e, n, t);
+      } else {
+#endif
+        for (int64_t k = 0; k < n; ++k) {
+          const float* zk = Z(xb, eb, e, k);
+          for (int64_t c = 0; c < e; ++c) t[c * stride + k] = zk[c];
+        }
+#if defined(FS_HAVE_AVX512_PHILOX)
       }
+#endif
       float* pairs = ob + d;
 #if defined(FS_HAVE_AVX512_PHILOX)
       if (avx512 && stride == kLanes) {
