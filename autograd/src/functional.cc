@@ -36,18 +36,28 @@ Status LinearBranchBackward(const ExecContext& ctx, const Var& x, const Var& w, 
   return Status::OK();
 }
 
-StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op) {
+namespace {
+
+// x [N, K], w [K, M], bias undefined or [M].
+Status CheckLinear(const Var& x, const Var& w, const Var& bias, const char* op) {
   FS_RETURN_IF_ERROR(CheckMatrix(x, op, "input"));
   FS_RETURN_IF_ERROR(CheckMatrix(w, op, "weight"));
   if (x.shape()[1] != w.shape()[0]) {
     return InvalidArgument(std::string(op) + ": input " + ShapeToString(x.shape()) + " does not fit weight " +
                            ShapeToString(w.shape()) + " (input columns must equal weight rows)");
   }
-  const bool has_bias = bias.defined();
-  if (has_bias && bias.shape() != Shape{w.shape()[1]}) {
+  if (bias.defined() && bias.shape() != Shape{w.shape()[1]}) {
     return InvalidArgument(std::string(op) + ": bias " + ShapeToString(bias.shape()) + " does not fit weight " +
                            ShapeToString(w.shape()));
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op) {
+  FS_RETURN_IF_ERROR(CheckLinear(x, w, bias, op));
+  const bool has_bias = bias.defined();
   const ExecContext& ctx = tape.ctx();
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(x.value().device(), {x.shape()[0], w.shape()[1]}));
   FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), false, w.value(), false, 1.0f, 0.0f, &y));
@@ -60,6 +70,35 @@ StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, 
       FS_RETURN_IF_ERROR(AccumulateWith(ctx, bias, [&](Tensor* gb) { return kernels::SumRows(ctx, gy, gb); }));
     }
     return Status::OK();
+  });
+}
+
+StatusOr<Var> LinearReluOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op) {
+  FS_RETURN_IF_ERROR(CheckLinear(x, w, bias, op));
+  const bool has_bias = bias.defined();
+  const ExecContext& ctx = tape.ctx();
+  const Device device = x.value().device();
+  FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, {x.shape()[0], w.shape()[1]}));
+  FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), false, w.value(), false, 1.0f, 0.0f, &y));
+  if (has_bias) {
+    FS_RETURN_IF_ERROR(kernels::AddBiasRelu(ctx, y, bias.value(), &y));
+  } else {
+    FS_RETURN_IF_ERROR(kernels::Activate(ctx, kernels::Activation::kRelu, 0.0f, y, &y));
+  }
+  std::vector<Var> inputs{x, w};
+  if (has_bias) inputs.push_back(bias);
+  // The backward reads y (the mask: y > 0 exactly where the pre-activation
+  // is), so the pre-activation is never kept.
+  return tape.RecordGrad(inputs, y, [x, w, bias, y](const ExecContext& ctx, const Tensor& gy) -> Status {
+    FS_ASSIGN_OR_RETURN(Tensor gz, EmptyF32(y.device(), y.shape()));
+    if (bias.requires_grad()) {
+      FS_RETURN_IF_ERROR(AccumulateWith(ctx, bias, [&](Tensor* gb) {
+        return kernels::ReluBackwardSumRows(ctx, y, gy, &gz, gb);
+      }));
+    } else {
+      FS_RETURN_IF_ERROR(kernels::ReluBackwardSumRows(ctx, y, gy, &gz, nullptr));
+    }
+    return LinearBranchBackward(ctx, x, w, gz);
   });
 }
 

@@ -53,6 +53,12 @@ inline std::string JoinName(const std::string& a, const std::string& b) { return
 // y = x w (+ bias when defined) as one tape node; x [N, K], w [K, M].
 StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op);
 
+// y = relu(x w + bias) (bias may be undefined) as one tape node: the bias
+// and ReLU in one pass over the product, and in the backward ReLU's mask
+// and the bias gradient in one pass. The same bits as
+// Relu(LinearOp(x, w, bias)), without the pre-activation kept or its passes.
+StatusOr<Var> LinearReluOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op);
+
 // y = (x1 w1 + bias) + x2 w2 as one tape node (bias may be undefined);
 // x1 [N, K1], w1 [K1, M], x2 [N, K2], w2 [K2, M]. The same bits as
 // Add(LinearOp(x1, w1, bias), LinearOp(x2, w2)), without the Add's passes

@@ -195,6 +195,57 @@ TEST(SAGEConvTest, OneNodeForBothProductsGivesTheSeparateOpsBits) {
   EXPECT_TRUE(SameBits(fused.gwn, separate.gwn));
 }
 
+// Linear::ForwardRelu (LinearReluOp) is one node for the product, bias and
+// ReLU: its output and every gradient are the bits of Relu(Forward(x)),
+// with and without a bias, and where the input's gradient already holds a
+// contribution (x used twice). Rows and columns enough for several GEMM
+// tiles, SumRows chunks and SIMD tails; a bias that sends about half the
+// pre-activations negative, and exact zeros among them.
+TEST(LinearTest, ForwardReluGivesTheSeparateOpsBits) {
+  for (bool with_bias : {true, false}) {
+    SCOPED_TRACE(with_bias ? "bias" : "no bias");
+    const int64_t n = 1100, in = 37, out = 203;
+    Linear layer("fc", in, out, with_bias, RngKey::FromSeed(51));
+    RandomizeBiases(layer, 500);
+    Tensor x_value = RandomTensor({n, in}, 52);
+    for (int64_t j = 0; j < in; ++j) x_value.data<float>()[5 * in + j] = 0.0f;  // a row of exact zeros
+    const Tensor gy = RandomTensor({n, out}, 53);
+    struct Result {
+      Tensor y, gx, gw, gb;
+    };
+    auto run = [&](bool fused, bool reuse_x) -> Result {
+      for (Parameter* q : layer.Parameters()) q->ZeroGrad();
+      Var x(x_value, true);
+      Tape tape(CpuContext(), /*training=*/true);
+      Var y = fused ? layer.ForwardRelu(tape, x).value() : Relu(tape, layer.Forward(tape, x).value()).value();
+      // A second use of x, run backward first: x's gradient then holds a
+      // contribution when the layer's backward adds its own.
+      Var x2 = reuse_x ? Relu(tape, x).value() : y;
+      const Tensor gx2 = RandomTensor(x2.shape(), 54);
+      Var loss = tape.RecordGrad({y, x2}, Tensor::Zeros({1}, DType::kF32),
+                                 [y, x2, gy, gx2, reuse_x](const ExecContext& ctx, const Tensor&) -> Status {
+                                   FS_RETURN_IF_ERROR(y.AccumulateGrad(ctx, gy));
+                                   return reuse_x ? x2.AccumulateGrad(ctx, gx2) : Status::OK();
+                                 });
+      EXPECT_OK(tape.Backward(loss));
+      auto p = ByName(layer);
+      return Result{y.value(), x.grad(), p["fc.weight"]->grad(), with_bias ? p["fc.bias"]->grad() : Tensor()};
+    };
+    for (bool reuse_x : {false, true}) {
+      SCOPED_TRACE(reuse_x ? "x used twice" : "x used once");
+      const Result fused = run(true, reuse_x), separate = run(false, reuse_x);
+      EXPECT_TRUE(SameBits(fused.y, separate.y));
+      EXPECT_TRUE(SameBits(fused.gx, separate.gx));
+      EXPECT_TRUE(SameBits(fused.gw, separate.gw));
+      if (with_bias) EXPECT_TRUE(SameBits(fused.gb, separate.gb));
+      int64_t zeros = 0;
+      for (int64_t i = 0; i < fused.y.numel(); ++i) zeros += fused.y.data<float>()[i] == 0.0f;
+      EXPECT_GT(zeros, fused.y.numel() / 4);  // ReLU cut a good part
+      EXPECT_LT(zeros, 3 * fused.y.numel() / 4);
+    }
+  }
+}
+
 TEST_P(LayerTest, GCNConv) {
   const BlockCase& c = GetParam();
   kernels::Csr csr = testing::RandomBlock(c.num_dst, c.num_src, 3, c.loops, 21, c.i32);

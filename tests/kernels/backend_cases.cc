@@ -307,6 +307,25 @@ std::vector<Case> ActivationCases() {
     c.tol = {a.tol};
     cases.push_back(c);
   }
+  {
+    // A Linear layer's bias + ReLU and their backward (the bias gradient in
+    // SumRows' chunk order), each one pass on the CPU.
+    Case c;
+    c.name = "AddBiasRelu + ReluBackwardSumRows";
+    Tensor x = RandomF32({3001, 37}, 63, -3, 3);
+    for (int64_t i = 0; i < x.numel(); i += 97) x.data<float>()[i] = 0.0f;
+    c.inputs = {x, RandomF32({37}, 64), RandomF32({3001, 37}, 65)};
+    c.run = [](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
+      FS_ASSIGN_OR_RETURN(Tensor y, Out(ctx, in[0].shape()));
+      FS_ASSIGN_OR_RETURN(Tensor gz, Out(ctx, in[0].shape()));
+      FS_ASSIGN_OR_RETURN(Tensor gb, Out(ctx, {in[0].size(1)}));
+      FS_RETURN_IF_ERROR(AddBiasRelu(ctx, in[0], in[1], &y));
+      FS_RETURN_IF_ERROR(ReluBackwardSumRows(ctx, y, in[2], &gz, &gb));
+      return Tensors{y, gz, gb};
+    };
+    c.tol = {kExact};
+    cases.push_back(c);
+  }
   return cases;
 }
 

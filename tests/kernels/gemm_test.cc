@@ -1,3 +1,4 @@
+#include <memory>
 #include <vector>
 
 #include "foresight/kernels/ops.h"
@@ -42,6 +43,39 @@ TEST(GemmTest, MatchesReferenceAllTransposes) {
     const auto want = reference::Gemm<double>(ToDouble(a), c.ta, ToDouble(b), c.tb, c.m, c.n, c.k, c.alpha, c.beta,
                                               ToDouble(c0));
     ExpectClose(ToVec(c1), want, 1e-4, 1e-4 * c.k, "Gemm");
+  }
+}
+
+// The tiles grow with the pool (two a thread), so the same product is cut
+// into different blocks at each thread count; every element must still be
+// the same bits. Shapes of the DLRM step (batch 2048; forward, dX and dW of
+// 415 -> 512 and 512 -> 256, a k = 13 first layer) and of a GNN layer, with
+// ragged edges, beta 0 and 1.
+TEST(GemmTest, SameBitsAtEveryThreadCountAsTilesGrow) {
+  const GemmCase cases[] = {
+      {2048, 512, 415, false, false, 1.0f, 0.0f}, {2048, 415, 512, false, true, 1.0f, 0.0f},
+      {415, 512, 2048, true, false, 1.0f, 0.0f},  {2048, 256, 512, false, false, 1.0f, 1.0f},
+      {2048, 512, 13, false, false, 1.0f, 0.0f},  {13, 512, 2048, true, false, 1.0f, 1.0f},
+      {3001, 256, 602, false, false, 1.0f, 0.0f}, {1000, 47, 256, false, true, 1.0f, 0.0f},
+  };
+  std::vector<std::unique_ptr<ThreadPool>> pools;
+  for (int t : {1, 2, 3, 4, 16}) pools.push_back(std::make_unique<ThreadPool>(t));
+  uint64_t seed = 100;
+  for (const GemmCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.m << "x" << c.n << "x" << c.k << " ta=" << c.ta << " tb=" << c.tb);
+    Tensor a = RandomF32(c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k}, seed++);
+    Tensor b = RandomF32(c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n}, seed++);
+    Tensor c0 = RandomF32({c.m, c.n}, seed++);
+    Tensor first;
+    for (const auto& pool : pools) {
+      Tensor out = c0.Clone();
+      ASSERT_OK(Gemm(CpuContext(7, pool.get()), a, c.ta, b, c.tb, c.alpha, c.beta, &out));
+      if (!first.defined()) {
+        first = out;
+        continue;
+      }
+      EXPECT_TRUE(test::BitwiseEqual(first, out)) << "Gemm differs at " << pool->num_threads() << " threads";
+    }
   }
 }
 

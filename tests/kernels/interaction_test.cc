@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "foresight/kernels/ops.h"
+#include "interaction_paths.h"
 #include "kernel_test_util.h"
+#include "philox_avx512.h"
 #include "testing/testing.h"
 
 namespace foresight::kernels {
@@ -97,6 +99,9 @@ TEST(InteractionTest, DotBackwardEqualsAScalarAscendingSumBitForBit) {
     Tensor g = RandomF32({b, w}, 12);
     Tensor gx1 = Tensor::Empty({b, d}, DType::kF32), ge1 = Tensor::Empty({b, t * d}, DType::kF32);
     Tensor gx3 = Tensor::Empty({b, d}, DType::kF32), ge3 = Tensor::Empty({b, t * d}, DType::kF32);
+    // The outputs hold NaN before: the kernel must overwrite every element
+    // (its sums start in registers, not from memory it zeroed).
+    for (Tensor* out : {&gx1, &ge1, &gx3, &ge3}) ASSERT_OK(out->Fill(NAN));
     ASSERT_OK(FeatureInteractionBackward(pools.ctx1, Interaction::kDot, t, x, emb, g, &gx1, &ge1));
     ASSERT_OK(FeatureInteractionBackward(pools.ctx3, Interaction::kDot, t, x, emb, g, &gx3, &ge3));
     EXPECT_TRUE(test::BitwiseEqual(gx1, gx3));
@@ -222,6 +227,39 @@ TEST(BceWithLogitsTest, RefusesMismatchedTargets) {
   const Status s = BceWithLogits(ctx, RandomF32({3}, 1), RandomF32({4}, 2), &loss, nullptr);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("4 targets for 3 logits"), std::string::npos) << s.message();
+}
+
+// The AVX-512 loops (taken on this CPU when it has them) and the AVX2 loops
+// give the same bits, forward and backward: DLRM's shape (one 64-element
+// block a vector in the backward), narrow and odd widths, a stack wider
+// than the transposed layout's 32 lanes. Outputs start as NaN.
+TEST(InteractionTest, Avx512AndAvx2PathsGiveTheSameBits) {
+#if defined(FS_HAVE_AVX512_PHILOX)
+  if (!cpu::HaveAvx512()) GTEST_SKIP() << "this CPU has no AVX-512: only the AVX2 loops run";
+  auto ctx = CpuContext();
+  for (const auto& [b, t, d] : {std::tuple<int64_t, int64_t, int64_t>{37, 26, 64}, {11, 5, 3}, {6, 4, 40},
+                                {9, 31, 64}, {5, 40, 64}, {4, 1, 64}, {7, 12, 48}}) {
+    SCOPED_TRACE(::testing::Message() << b << " x " << t << " tables x " << d);
+    Tensor x = RandomF32({b, d}, 20), emb = RandomF32({b, t * d}, 21);
+    const int64_t w = InteractionWidth(Interaction::kDot, t, d, d);
+    Tensor g = RandomF32({b, w}, 22);
+    Tensor out[2], gx[2], ge[2];
+    for (int avx512 = 0; avx512 < 2; ++avx512) {
+      out[avx512] = Tensor::Empty({b, w}, DType::kF32);
+      gx[avx512] = Tensor::Empty({b, d}, DType::kF32);
+      ge[avx512] = Tensor::Empty({b, t * d}, DType::kF32);
+      for (Tensor* o : {&out[avx512], &gx[avx512], &ge[avx512]}) ASSERT_OK(o->Fill(NAN));
+      ASSERT_OK(cpu::FeatureInteractionWith(avx512 == 1, ctx, Interaction::kDot, t, x, emb, &out[avx512]));
+      ASSERT_OK(cpu::FeatureInteractionBackwardWith(avx512 == 1, ctx, Interaction::kDot, t, x, emb, g, &gx[avx512],
+                                                    &ge[avx512]));
+    }
+    EXPECT_TRUE(test::BitwiseEqual(out[0], out[1]));
+    EXPECT_TRUE(test::BitwiseEqual(gx[0], gx[1]));
+    EXPECT_TRUE(test::BitwiseEqual(ge[0], ge[1]));
+  }
+#else
+  GTEST_SKIP() << "built without the AVX-512 paths";
+#endif
 }
 
 }  // namespace

@@ -86,7 +86,9 @@ class DlrmTrainer {
   StatusOr<CacheSnapshot> ReportedCounters(const CacheSnapshot& now);
   Status Report(const ScheduledItem& item);
   // Counts a finished training step of `b` with the global batch's `loss`.
-  void FinishStep(const Inflight& b, double loss, double seconds);
+  // seconds: the step's wall time; cpu_seconds: the process's CPU time
+  // (all threads) over it.
+  void FinishStep(const Inflight& b, double loss, double seconds, double cpu_seconds);
   // Restores the run from options.checkpoint_dir when it holds one of the
   // same configuration; *resumed says whether it did.
   Status Resume(bool* resumed);
@@ -129,6 +131,7 @@ class DlrmTrainer {
   double loss_sum_ = 0;
   int64_t loss_steps_ = 0, samples_ = 0;
   double train_seconds_ = 0, eval_seconds_ = 0;
+  double train_cpu_seconds_ = 0;  // the process's CPU time over the training steps
   CacheSnapshot last_;
   std::vector<float> logits_[2], labels_[2];
   // The best validation AUC so far (ties keep the first).
@@ -197,6 +200,7 @@ Status DlrmTrainer::Fill() {
 
 Status DlrmTrainer::TrainBatch(const Inflight& b) {
   Stopwatch watch;
+  const double cpu_start = ProcessCpuSeconds();
   autograd::Tape tape(ctx_.WithRng(StepKey(o_.seed, b.item.epoch, b.item.batch)), /*training=*/true);
   sparse_.step = b.item.step;  // adam's bias correction: the run's step, 1-based
   FS_ASSIGN_OR_RETURN(autograd::Var emb, tables_->Forward(&tape, Tensor(), sparse_));
@@ -205,16 +209,17 @@ Status DlrmTrainer::TrainBatch(const Inflight& b) {
   optimizer_->ZeroGrad();
   FS_RETURN_IF_ERROR(tape.Backward(loss));  // the tables' rows are updated here
   FS_RETURN_IF_ERROR(optimizer_->Step(ctx_));
-  FinishStep(b, loss.value().data<float>()[0], watch.Lap());
+  FinishStep(b, loss.value().data<float>()[0], watch.Lap(), ProcessCpuSeconds() - cpu_start);
   return Status::OK();
 }
 
-void DlrmTrainer::FinishStep(const Inflight& b, double loss, double seconds) {
+void DlrmTrainer::FinishStep(const Inflight& b, double loss, double seconds, double cpu_seconds) {
   const int64_t samples = b.item.rows.size(0);  // the global batch
   loss_sum_ += loss;
   ++loss_steps_;
   samples_ += samples;
   train_seconds_ += seconds;
+  train_cpu_seconds_ += cpu_seconds;
   if (callbacks_.on_batch) callbacks_.on_batch(b.item.epoch + 1, b.item.batch, schedule_->steps_per_epoch(), loss);
   if (progress_) {
     progress_->Advance(samples);
@@ -225,6 +230,7 @@ void DlrmTrainer::FinishStep(const Inflight& b, double loss, double seconds) {
 Status DlrmTrainer::TrainShardedBatch(const Inflight& b) {
   TestKillPoint("train.step");  // the multi-rank kill test's mid-epoch point
   Stopwatch watch;
+  const double cpu_start = ProcessCpuSeconds();
   const int64_t n = b.batch.rows.size(0), global = b.item.rows.size(0);
   Tensor pooled;
   FS_RETURN_IF_ERROR(sharded_->Forward(ctx_, &pooled));
@@ -260,7 +266,7 @@ Status DlrmTrainer::TrainShardedBatch(const Inflight& b) {
   FS_RETURN_IF_ERROR(sharded_->BackwardUpdate(ctx_, sparse_, grad));
   FS_RETURN_IF_ERROR(AllReduceStep(&dp_, model_->Parameters(), n, &result));
   FS_RETURN_IF_ERROR(optimizer_->Step(ctx_));
-  FinishStep(b, result.loss, watch.Lap());
+  FinishStep(b, result.loss, watch.Lap(), ProcessCpuSeconds() - cpu_start);
   return Status::OK();
 }
 
@@ -360,6 +366,7 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   j["test_acc"] = test.accuracy;
   j["samples"] = samples_;
   j["train_seconds"] = train_seconds_;
+  j["train_cpu_seconds"] = train_cpu_seconds_;
   j["samples_per_second"] = train_seconds_ > 0 ? static_cast<double>(samples_) / train_seconds_ : 0.0;
   j["eval_seconds"] = eval_seconds_;
   // Over all ranks' shards.
@@ -428,7 +435,7 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   }
   loss_sum_ = 0;
   loss_steps_ = samples_ = 0;
-  train_seconds_ = eval_seconds_ = 0;
+  train_seconds_ = eval_seconds_ = train_cpu_seconds_ = 0;
   last_ = now;
   return Status::OK();
 }

@@ -1,5 +1,6 @@
 // Activations: relu, elu (param = alpha), leaky relu (param = negative slope).
 #include <cmath>
+#include <vector>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -26,6 +27,23 @@ void ReluSelect(const float* x, const float* v, float* o, int64_t s, int64_t e) 
   }
 #endif
   for (; i < e; ++i) o[i] = x[i] > 0.0f ? v[i] : 0.0f;
+}
+
+// One row of relu(x + bias): each sum rounded once, then ReLU's select, as
+// AddBias and Activate compute them one pass after the other.
+void BiasReluRow(const float* x, const float* bias, float* o, int64_t f) {
+  int64_t j = 0;
+#if defined(__AVX2__)
+  const __m256 zero = _mm256_setzero_ps();
+  for (; j + 8 <= f; j += 8) {
+    const __m256 v = _mm256_add_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(bias + j));
+    _mm256_storeu_ps(o + j, _mm256_and_ps(_mm256_cmp_ps(v, zero, _CMP_GT_OQ), v));
+  }
+#endif
+  for (; j < f; ++j) {
+    const float v = x[j] + bias[j];
+    o[j] = v > 0.0f ? v : 0.0f;
+  }
 }
 
 }  // namespace
@@ -67,6 +85,51 @@ Status ActivateBackward(const ExecContext& ctx, Activation act, float param, con
         break;
     }
   });
+  return Status::OK();
+}
+
+Status AddBiasRelu(const ExecContext& ctx, const Tensor& x, const Tensor& bias, Tensor* out) {
+  const int64_t n = x.size(0), f = x.size(1);
+  const float* px = x.data<float>();
+  const float* pb = bias.data<float>();
+  float* po = out->data<float>();
+  ctx.pool->ParallelFor(n, RowGrain(f), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) BiasReluRow(px + r * f, pb, po + r * f, f);
+  });
+  return Status::OK();
+}
+
+// grad_z is written and summed row by row in SumRows' chunks (RowGrain(f)
+// rows, each chunk's partial from 0.0f, the partials added in chunk order),
+// so the bias gradient is SumRows' bits without a second pass over grad_z.
+Status ReluBackwardSumRows(const ExecContext& ctx, const Tensor& y, const Tensor& grad_y, Tensor* grad_z,
+                           Tensor* grad_bias) {
+  const int64_t n = y.size(0), f = y.size(1);
+  const float* py = y.data<float>();
+  const float* pg = grad_y.data<float>();
+  float* pz = grad_z->data<float>();
+  if (grad_bias == nullptr) {
+    ctx.pool->ParallelFor(n * f, kElementGrain, [&](int64_t s, int64_t e) { ReluSelect(py, pg, pz, s, e); });
+    return Status::OK();
+  }
+  float* out = grad_bias->data<float>();
+  std::fill(out, out + f, 0.0f);
+  if (n == 0 || f == 0) return Status::OK();
+  const int64_t grain = RowGrain(f);
+  const int64_t chunks = ThreadPool::NumChunks(n, grain);
+  std::vector<float> partial(static_cast<size_t>(chunks * f), 0.0f);
+  ctx.pool->ParallelForChunks(n, grain, [&](int64_t c, int64_t r0, int64_t r1) {
+    float* acc = partial.data() + c * f;
+    for (int64_t r = r0; r < r1; ++r) {
+      float* row = pz + r * f;
+      ReluSelect(py + r * f, pg + r * f, row, 0, f);
+      for (int64_t j = 0; j < f; ++j) acc[j] += row[j];
+    }
+  });
+  for (int64_t c = 0; c < chunks; ++c) {
+    const float* acc = partial.data() + c * f;
+    for (int64_t j = 0; j < f; ++j) out[j] += acc[j];
+  }
   return Status::OK();
 }
 

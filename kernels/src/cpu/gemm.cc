@@ -1,7 +1,8 @@
 // GEMM through OpenBLAS: BLAS is pinned to one thread and each call computes
-// one fixed tile of c, the tiles spread over ctx.pool. Tile sizes depend only
-// on (m, n, k), and every element of c is produced by exactly one BLAS call
-// over the full k, so results are identical for any thread count.
+// one tile of c, the tiles spread over ctx.pool. Every element of c is
+// produced by exactly one BLAS call over the full k, and OpenBLAS sums it in
+// the same order whatever the tile, so results are identical for any thread
+// count (the tile sizes depend on the pool's thread count).
 #include <cblas.h>
 
 #include <algorithm>
@@ -57,18 +58,23 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
   const int64_t lda = LeadingDim(a), ldb = LeadingDim(b);
 
   // Tiles of about 2^20 multiply-adds, at least 64 rows, so per-call overhead
-  // stays small while a few hundred rows still give several tiles. A large
-  // product then doubles its tiles' rows (up to 512) while it still splits
-  // into more than kMinTiles tiles: each call packs its panels of a and b
-  // again, which at 64 x 256 tiles of a transformer layer's projections
-  // (k = 768 or 3072) cost 15% of the GEMM time (measured in CPU time: 98
-  // GFLOP/s at 64 x 256, 113 at 256 x 512, one core).
-  constexpr int64_t kMinTiles = 32;  // enough for 16 threads
+  // stays small. A tile then grows (up to 512 rows) to the largest size
+  // that still leaves two tiles a pool thread: every call packs its panels
+  // of a and b again, so the operand a tile shares with the others (the
+  // whole of op(b) when tile_n = n) is packed once a tile. At 64-row tiles
+  // of the DLRM step's products (2048 x 512 x 415 and its neighbours) that
+  // repacking cost 20% of the GEMMs' CPU time on 2 threads. The tile shape
+  // does not change a bit of c: OpenBLAS sums each element over k in the
+  // same order whatever block of c a call covers (GemmTest checks thread
+  // counts 1 to 16 bitwise, and so do the trainers' thread-count tests).
   const int64_t tile_n = n <= 512 ? n : (n > 1024 ? 512 : 256);
   int64_t tile_m = (int64_t{1} << 20) / std::max<int64_t>(1, tile_n * k);
   tile_m = std::clamp<int64_t>((tile_m + 15) / 16 * 16, 64, 1024);
   const int64_t tiles_n = (n + tile_n - 1) / tile_n;
-  while (tile_m < 512 && ((m + 2 * tile_m - 1) / (2 * tile_m)) * tiles_n > kMinTiles) tile_m *= 2;
+  const int64_t min_tiles = 2 * static_cast<int64_t>(std::max(1, ctx.pool->num_threads()));
+  const int64_t want_m = std::max<int64_t>(1, (min_tiles + tiles_n - 1) / tiles_n);  // row tiles wanted
+  const int64_t grown = ((m + want_m - 1) / want_m + 15) / 16 * 16;
+  tile_m = std::max(tile_m, std::min<int64_t>(grown, 512));
   const int64_t tiles_m = (m + tile_m - 1) / tile_m;
   const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;

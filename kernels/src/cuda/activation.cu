@@ -63,4 +63,19 @@ Status ActivateBackward(const ExecContext& ctx, Activation act, float param, con
   return LaunchCheck("ActivateBackwardKernel");
 }
 
+// The CPU fuses these into one pass each; here they run as the two kernels
+// they fuse (AddBias then ReLU; ReLU's backward then SumRows), which are the
+// CPU's bits (y > 0 exactly where the pre-activation is).
+Status AddBiasRelu(const ExecContext& ctx, const Tensor& x, const Tensor& bias, Tensor* out) {
+  FS_RETURN_IF_ERROR(cuda::AddBias(ctx, x, bias, out));
+  return cuda::Activate(ctx, Activation::kRelu, 0.0f, *out, out);
+}
+
+Status ReluBackwardSumRows(const ExecContext& ctx, const Tensor& y, const Tensor& grad_y, Tensor* grad_z,
+                           Tensor* grad_bias) {
+  FS_RETURN_IF_ERROR(cuda::ActivateBackward(ctx, Activation::kRelu, 0.0f, y, grad_y, grad_z));
+  if (grad_bias == nullptr) return Status::OK();
+  return cuda::SumRows(ctx, *grad_z, grad_bias);
+}
+
 }  // namespace foresight::kernels::cuda

@@ -16,6 +16,9 @@ class Linear : public Module {
  public:
   Linear(const std::string& name, int64_t in, int64_t out, bool bias, RngKey init);
   StatusOr<Var> Forward(Tape& tape, const Var& x);
+  // relu(x W + b) as one tape node: the same bits as Relu(Forward(x)), with
+  // the bias, ReLU and their backward fused into one pass each.
+  StatusOr<Var> ForwardRelu(Tape& tape, const Var& x);
   Parameter* weight() const { return weight_; }
   Parameter* bias() const { return bias_; }
 

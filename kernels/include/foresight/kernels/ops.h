@@ -115,6 +115,16 @@ Status Activate(const ExecContext& ctx, Activation act, float param, const Tenso
 Status ActivateBackward(const ExecContext& ctx, Activation act, float param, const Tensor& x,
                         const Tensor& grad_out, Tensor* grad_x);
 
+// A Linear layer's bias and ReLU in one pass over its product x [N, F]:
+// out = relu(x + bias), the same bits as AddBias then Activate(kRelu) (out
+// may be x).
+Status AddBiasRelu(const ExecContext& ctx, const Tensor& x, const Tensor& bias, Tensor* out);
+// The backward of y = relu(z + bias) in one pass: grad_z = y > 0 ? grad_y : 0
+// (y > 0 exactly where z + bias > 0) and, when grad_bias is not null, its
+// column sums. The same bits as ActivateBackward(kRelu) then SumRows.
+Status ReluBackwardSumRows(const ExecContext& ctx, const Tensor& y, const Tensor& grad_y, Tensor* grad_z,
+                           Tensor* grad_bias);
+
 // Inverted dropout: keep with probability 1-p and scale by 1/(1-p). The keep
 // decision for flat element i is ctx.rng.StreamUniform(i, 0) >= p, so it depends
 // only on the key and the position (identical on every device). mask (u8,

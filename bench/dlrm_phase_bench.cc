@@ -1,0 +1,308 @@
+// The DLRM step's dense phases, each against its own floor (issue 12):
+// every kernel the trainer's dense step calls (trainer/src/dlrm_model.cc,
+// autograd's LinearReluOp / LinearOp, FeatureInteraction, BCE, SGD), at the
+// issue's speed shape, on synthetic tensors. The embedding bags are
+// embedding_bench's (its floor: the random row-gather rate).
+//
+// Per phase, best wall and best CPU seconds (the process's, all threads) of
+// --reps runs after a warm-up, and a floor:
+//   gemm                    the MLPs' 16 products as the trainer lays them
+//                           out (x W, dY W^T, X^T dY): the step's GEMM floor
+//   bias_relu_fwd           AddBiasRelu on the ReLU layers + AddBias on the
+//                           logit; floor: its bytes at this machine's
+//                           streaming read+write rate at that working set
+//   relu_bwd_bias_grad      ReluBackwardSumRows + SumRows on the logit; same
+//   unfused_fwd, unfused_bwd  the passes they replaced (AddBias, Activate;
+//                           ActivateBackward, SumRows), timed alongside
+//   interaction_fwd / _bwd  the dot interaction; floor: its products as
+//                           per-sample sgemm calls (dlrm_gemm_floor's
+//                           interaction floor) or its bytes, the larger
+//   bce                     BCE with logits and its gradient; floor: bytes
+//   sgd                     the dense SGD step over every MLP parameter;
+//                           floor: bytes (read w and g, write w)
+// Prints one JSON line; ratio = phase seconds / floor seconds.
+//
+// Usage: dlrm_phase_bench [--batch 2048] [--dense 13] [--tables 26]
+//   [--dim 64] [--bottom 512,256,64] [--top 512,256,1] [--threads 2]
+//   [--reps 20]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "floors.h"
+#include "foresight/autograd/optimizer.h"
+#include "foresight/autograd/tape.h"
+#include "foresight/core/context.h"
+#include "foresight/core/stopwatch.h"
+#include "foresight/kernels/blas_info.h"
+#include "foresight/kernels/ops.h"
+
+namespace fs = foresight;
+namespace k = foresight::kernels;
+
+namespace {
+
+std::vector<int64_t> ParseList(const std::string& s) {
+  std::vector<int64_t> v;
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t comma = s.find(',', at);
+    const std::string part = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (!part.empty()) v.push_back(std::atoll(part.c_str()));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return v;
+}
+
+fs::Tensor Filled(const fs::Shape& shape, uint64_t salt) {
+  fs::Tensor t = fs::Tensor::Empty(shape, fs::DType::kF32);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    p[i] = static_cast<float>((static_cast<uint64_t>(i) * 2654435761u + salt) % 1000) * 1e-3f - 0.5f;
+  }
+  return t;
+}
+
+void Check(const fs::Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "dlrm_phase_bench: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+struct Phase {
+  explicit Phase(const char* n) : name(n) {}
+  std::string name;
+  double bytes = 0;      // moved once per step
+  double floor_s = 0;    // this phase's floor
+  std::string floor_of;  // what the floor is
+  double best_s = 1e30, best_cpu_s = 1e30;
+};
+
+template <typename Fn>
+void Time(Phase* p, Fn fn) {
+  const double c0 = fs::ProcessCpuSeconds();
+  fs::Stopwatch sw;
+  fn();
+  const double t = sw.Lap(), c = fs::ProcessCpuSeconds() - c0;
+  p->best_s = std::min(p->best_s, t);
+  p->best_cpu_s = std::min(p->best_cpu_s, c);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  k::RerunWithTheCpusBlasKernels(argv);  // GEMMs at the CPU's speed, as the CLI runs them
+  int64_t batch = 2048, dense = 13, tables = 26, dim = 64;
+  std::string bottom_s = "512,256,64", top_s = "512,256,1";
+  int threads = 2, reps = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i];
+    if (key == "--batch") batch = std::atoll(argv[i + 1]);
+    else if (key == "--dense") dense = std::atoll(argv[i + 1]);
+    else if (key == "--tables") tables = std::atoll(argv[i + 1]);
+    else if (key == "--dim") dim = std::atoll(argv[i + 1]);
+    else if (key == "--bottom") bottom_s = argv[i + 1];
+    else if (key == "--top") top_s = argv[i + 1];
+    else if (key == "--threads") threads = std::atoi(argv[i + 1]);
+    else if (key == "--reps") reps = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "dlrm_phase_bench: unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+  const std::vector<int64_t> bottom = ParseList(bottom_s), top = ParseList(top_s);
+  if (bottom.empty() || top.empty() || bottom.back() != dim || top.back() != 1) {
+    std::fprintf(stderr, "dlrm_phase_bench: --bottom must end with --dim, --top with 1\n");
+    return 2;
+  }
+  fs::ThreadPool pool(threads);
+  const fs::ExecContext ctx = fs::CpuContext(0, &pool);
+  const float kF = static_cast<float>(sizeof(float));
+
+  // The layers: (in, out, relu) in step order.
+  struct Layer {
+    int64_t in = 0, out = 0;
+    bool relu = false, first = false;
+    fs::Tensor x, w, b, y, gy, gz, gx, gw, gb;
+  };
+  auto make_layer = [](int64_t in, int64_t out, bool relu, bool first) {
+    Layer l;
+    l.in = in, l.out = out, l.relu = relu, l.first = first;
+    return l;
+  };
+  std::vector<Layer> layers;
+  int64_t in = dense;
+  for (int64_t out : bottom) {
+    layers.push_back(make_layer(in, out, true, layers.empty()));
+    in = out;
+  }
+  const int64_t f = tables + 1;
+  in = k::InteractionWidth(k::Interaction::kDot, tables, dim, dim);
+  for (size_t i = 0; i < top.size(); ++i) {
+    layers.push_back(make_layer(in, top[i], i + 1 < top.size(), false));
+    in = top[i];
+  }
+  uint64_t salt = 1;
+  std::vector<std::unique_ptr<fs::autograd::Parameter>> params;
+  std::vector<fs::autograd::Parameter*> param_ptrs;
+  for (Layer& l : layers) {
+    l.x = Filled({batch, l.in}, salt++);
+    l.w = Filled({l.in, l.out}, salt++);
+    l.b = Filled({l.out}, salt++);
+    l.y = fs::Tensor::Empty({batch, l.out}, fs::DType::kF32);
+    l.gy = Filled({batch, l.out}, salt++);
+    l.gz = fs::Tensor::Empty({batch, l.out}, fs::DType::kF32);
+    l.gx = fs::Tensor::Empty({batch, l.in}, fs::DType::kF32);
+    l.gw = fs::Tensor::Empty({l.in, l.out}, fs::DType::kF32);
+    l.gb = fs::Tensor::Empty({l.out}, fs::DType::kF32);
+    for (const auto& [name, t, g] : {std::tuple{"w", l.w, l.gw}, std::tuple{"b", l.b, l.gb}}) {
+      params.push_back(std::make_unique<fs::autograd::Parameter>(name, t.Clone()));
+      params.back()->mutable_grad() = g;
+      param_ptrs.push_back(params.back().get());
+    }
+  }
+  fs::Tensor zx = Filled({batch, dim}, salt++), emb = Filled({batch, tables * dim}, salt++);
+  fs::Tensor inter = fs::Tensor::Empty({batch, layers[bottom.size()].in}, fs::DType::kF32);
+  fs::Tensor ginter = Filled(inter.shape(), salt++);
+  fs::Tensor gzx = fs::Tensor::Empty(zx.shape(), fs::DType::kF32), gemb = fs::Tensor::Empty(emb.shape(), fs::DType::kF32);
+  fs::Tensor logits = Filled({batch, 1}, salt++), glogits = fs::Tensor::Empty({batch, 1}, fs::DType::kF32);
+  fs::Tensor targets = fs::Tensor::Empty({batch}, fs::DType::kF32);
+  for (int64_t i = 0; i < batch; ++i) targets.data<float>()[i] = static_cast<float>(i % 4 == 0);
+  fs::autograd::OptimizerOptions oo;
+  oo.kind = "sgd";
+  oo.lr = 1e-9f;  // the weights barely move over the reps
+  auto sgd = fs::autograd::Optimizer::Create(oo, param_ptrs);
+  Check(sgd.status());
+
+  // Per-sample interaction products, one Gemm each over the pool (as
+  // dlrm_gemm_floor times them): the interaction's compute floor.
+  std::vector<fs::Tensor> za(static_cast<size_t>(batch)), zc(static_cast<size_t>(batch)),
+      zd(static_cast<size_t>(batch));
+  for (int64_t i = 0; i < batch; ++i) {
+    za[i] = Filled({f, dim}, salt + i);
+    zc[i] = fs::Tensor::Empty({f, f}, fs::DType::kF32);
+    zd[i] = fs::Tensor::Empty({f, dim}, fs::DType::kF32);
+  }
+  auto per_sample = [&](bool backward) {
+    pool.ParallelFor(batch, 64, [&](int64_t s0, int64_t s1) {
+      for (int64_t i = s0; i < s1; ++i) {
+        if (backward) {
+          Check(k::Gemm(ctx, zc[i], false, za[i], false, 1.0f, 0.0f, &zd[i]));  // (G + G^T) Z
+        } else {
+          Check(k::Gemm(ctx, za[i], false, za[i], true, 1.0f, 0.0f, &zc[i]));  // Z Z^T
+        }
+      }
+    });
+  };
+
+  Phase gemm("gemm"), fwd("bias_relu_fwd"), bwd("relu_bwd_bias_grad"), ufwd("unfused_fwd"), ubwd("unfused_bwd"),
+      ifwd("interaction_fwd"), ibwd("interaction_bwd"), bce("bce"), step("sgd"), ifwd_floor("interaction_fwd_gemms"),
+      ibwd_floor("interaction_bwd_gemms");
+  double params_n = 0;
+  for (const Layer& l : layers) {
+    fwd.bytes += 2.0 * kF * static_cast<double>(batch * l.out);
+    bwd.bytes += (l.relu ? 3.0 : 1.0) * kF * static_cast<double>(batch * l.out);
+    params_n += static_cast<double>(l.in * l.out + l.out);
+  }
+  ufwd.bytes = fwd.bytes, ubwd.bytes = bwd.bytes;
+  ifwd.bytes = kF * static_cast<double>(zx.numel() + emb.numel() + inter.numel());
+  ibwd.bytes = kF * static_cast<double>(zx.numel() + emb.numel() + ginter.numel() + gzx.numel() + gemb.numel());
+  bce.bytes = kF * 3.0 * static_cast<double>(batch);
+  step.bytes = kF * 3.0 * params_n;
+
+  for (int r = 0; r <= reps; ++r) {
+    Time(&gemm, [&] {
+      for (Layer& l : layers) {
+        Check(k::Gemm(ctx, l.x, false, l.w, false, 1.0f, 0.0f, &l.y));
+        if (!l.first) Check(k::Gemm(ctx, l.gz, false, l.w, true, 1.0f, 0.0f, &l.gx));
+        Check(k::Gemm(ctx, l.x, true, l.gz, false, 1.0f, 0.0f, &l.gw));
+      }
+    });
+    Time(&fwd, [&] {
+      for (Layer& l : layers) Check(l.relu ? k::AddBiasRelu(ctx, l.y, l.b, &l.y) : k::AddBias(ctx, l.y, l.b, &l.y));
+    });
+    Time(&bwd, [&] {
+      for (Layer& l : layers) {
+        Check(l.relu ? k::ReluBackwardSumRows(ctx, l.y, l.gy, &l.gz, &l.gb) : k::SumRows(ctx, l.gy, &l.gb));
+      }
+    });
+    Time(&ufwd, [&] {
+      for (Layer& l : layers) {
+        Check(k::AddBias(ctx, l.y, l.b, &l.y));
+        if (l.relu) Check(k::Activate(ctx, k::Activation::kRelu, 0.0f, l.y, &l.gz));
+      }
+    });
+    Time(&ubwd, [&] {
+      for (Layer& l : layers) {
+        if (l.relu) Check(k::ActivateBackward(ctx, k::Activation::kRelu, 0.0f, l.y, l.gy, &l.gz));
+        Check(k::SumRows(ctx, l.relu ? l.gz : l.gy, &l.gb));
+      }
+    });
+    Time(&ifwd, [&] { Check(k::FeatureInteraction(ctx, k::Interaction::kDot, tables, zx, emb, &inter)); });
+    Time(&ibwd, [&] {
+      Check(k::FeatureInteractionBackward(ctx, k::Interaction::kDot, tables, zx, emb, ginter, &gzx, &gemb));
+    });
+    Time(&ifwd_floor, [&] { per_sample(false); });
+    Time(&ibwd_floor, [&] { per_sample(true); });
+    Time(&bce, [&] {
+      float loss = 0;
+      Check(k::BceWithLogits(ctx, logits, targets, &loss, &glogits));
+    });
+    Time(&step, [&] { Check((*sgd)->Step(ctx)); });
+    if (r == 0) {  // the warm-up is not timed
+      for (Phase* p : {&gemm, &fwd, &bwd, &ufwd, &ubwd, &ifwd, &ibwd, &ifwd_floor, &ibwd_floor, &bce, &step}) {
+        p->best_s = p->best_cpu_s = 1e30;
+      }
+    }
+  }
+
+  // Streaming floors at each phase's working set.
+  fs::bench::FloorOptions fo;
+  fo.pool = &pool;
+  fo.reps = std::max(3, reps / 4);
+  auto stream_floor = [&](Phase* p) {
+    p->floor_s = p->bytes / fs::bench::StreamReadWriteRate(fo, static_cast<int64_t>(p->bytes));
+    p->floor_of = "bytes";
+  };
+  for (Phase* p : {&fwd, &bwd, &ufwd, &ubwd, &bce, &step}) stream_floor(p);
+  for (auto [p, gemms] : {std::pair{&ifwd, &ifwd_floor}, std::pair{&ibwd, &ibwd_floor}}) {
+    stream_floor(p);
+    if (gemms->best_s > p->floor_s) {
+      p->floor_s = gemms->best_s;
+      p->floor_of = "per_sample_sgemm";
+    }
+  }
+  gemm.floor_s = gemm.best_s;
+  gemm.floor_of = "itself";
+
+  std::string parts;
+  double non_gemm_s = 0, non_gemm_floor_s = 0;
+  for (Phase* p : {&gemm, &fwd, &bwd, &ifwd, &ibwd, &bce, &step, &ufwd, &ubwd}) {
+    const bool in_step = p != &ufwd && p != &ubwd;
+    if (in_step && p != &gemm) {
+      non_gemm_s += p->best_s;
+      non_gemm_floor_s += p->floor_s;
+    }
+    char buf[384];
+    std::snprintf(buf, sizeof(buf),
+                  "%s{\"name\":\"%s\",\"in_step\":%s,\"ms\":%.4f,\"cpu_ms\":%.4f,\"bytes\":%.0f,\"floor_ms\":%.4f,"
+                  "\"floor_of\":\"%s\",\"ratio\":%.3f}",
+                  parts.empty() ? "" : ",", p->name.c_str(), in_step ? "true" : "false", p->best_s * 1e3,
+                  p->best_cpu_s * 1e3, p->bytes, p->floor_s * 1e3, p->floor_of.c_str(), p->best_s / p->floor_s);
+    parts += buf;
+  }
+  std::printf(
+      "{\"bench\":\"dlrm_phase_bench\",\"batch\":%lld,\"threads\":%d,\"reps\":%d,\"blas\":\"%s\",\"gemm_ms\":%.3f,"
+      "\"dense_non_gemm_ms\":%.3f,\"dense_non_gemm_floor_ms\":%.3f,\"fused_over_unfused\":%.3f,\"phases\":[%s]}\n",
+      static_cast<long long>(batch), threads, reps, k::BlasDescription().c_str(), gemm.best_s * 1e3,
+      non_gemm_s * 1e3, non_gemm_floor_s * 1e3, (fwd.best_s + bwd.best_s) / (ufwd.best_s + ubwd.best_s),
+      parts.c_str());
+  return 0;
+}
