@@ -71,6 +71,24 @@ Status ReluDropoutRows(const ExecContext& ctx, float p, const Tensor& x, const T
   return KeyedDropout("ReluDropoutRows", ctx, p, x, row_ids, out, mask, /*relu=*/true);
 }
 
+Status GatherRowsDropout(const ExecContext& ctx, float p, const Tensor& src, const Tensor& ids, Tensor* out) {
+  FS_RETURN_IF_ERROR(CheckP("GatherRowsDropout", p));
+  FS_RETURN_IF_ERROR(CheckDefined(src, "GatherRowsDropout: src"));
+  if (!IsFloating(src.dtype()) || src.dim() != 2) {
+    return InvalidArgument("GatherRowsDropout: src: expected an f32, f16 or bf16 matrix, got " + src.ToString());
+  }
+  FS_RETURN_IF_ERROR(CheckContiguous(src, "GatherRowsDropout: src"));
+  FS_RETURN_IF_ERROR(internal::CheckIds(ids, "GatherRowsDropout: ids"));
+  if (out == nullptr) return InvalidArgument("GatherRowsDropout: out is null");
+  FS_RETURN_IF_ERROR(internal::CheckOutput(out, {ids.size(0), src.size(1)}, DType::kF32, "GatherRowsDropout: out"));
+  if (!src.device().is_cpu() || !ids.device().is_cpu() || !out->device().is_cpu()) {
+    return InvalidArgument("GatherRowsDropout: runs on host tensors only (the input pipeline's rows), got src on " +
+                           src.device().ToString() + ", ids on " + ids.device().ToString() + ", out on " +
+                           out->device().ToString());
+  }
+  return cpu::GatherRowsDropout(ctx, p, src, ids, out);
+}
+
 Status DropoutEdgeKeys(const ExecContext& ctx, const Csr& csr, const Tensor& src_ids, Tensor* keys) {
   FS_RETURN_IF_ERROR(internal::CheckCsrShape(csr, "DropoutEdgeKeys: csr"));
   if (keys == nullptr) return InvalidArgument("DropoutEdgeKeys: keys is null");

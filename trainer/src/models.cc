@@ -66,7 +66,8 @@ StatusOr<Var> GnnModel::ForwardLayer(Tape& tape, int layer, GraphBlock& block, c
   return h;
 }
 
-StatusOr<Var> GnnModel::Forward(Tape& tape, std::vector<GraphBlock*>& blocks, const Var& x) {
+StatusOr<Var> GnnModel::Forward(Tape& tape, std::vector<GraphBlock*>& blocks, const Var& x,
+                                const RngKey* x_dropped) {
   if (static_cast<int>(blocks.size()) != num_layers()) {
     return InvalidArgument("model forward: got " + std::to_string(blocks.size()) +
                            " blocks for a model of " + std::to_string(num_layers()) + " layers");
@@ -85,6 +86,20 @@ StatusOr<Var> GnnModel::Forward(Tape& tape, std::vector<GraphBlock*>& blocks, co
   // (`dropped`: h is the next layer's dropped input already).
   Var h = x;
   bool dropped = false;
+  if (x_dropped != nullptr) {
+    FS_RETURN_IF_ERROR(check_input(0, h));
+    if (!tape.training() || config_.InputDropout(0) == 0.0f) {
+      return InvalidArgument("model forward: the input comes dropped out, but this step drops none (training " +
+                             std::string(tape.training() ? "on" : "off") + ", input dropout " +
+                             std::to_string(config_.InputDropout(0)) + ")");
+    }
+    if (x.requires_grad()) return InvalidArgument("model forward: a dropped-out input cannot take a gradient");
+    const RngKey key = tape.NextRngKey();  // layer 0's dropout's draw
+    if (key.key != x_dropped->key) {
+      return Internal("model forward: the input was dropped out with another key than this step's first");
+    }
+    dropped = true;
+  }
   for (int l = 0; l < num_layers(); ++l) {
     if (!dropped) {
       FS_RETURN_IF_ERROR(check_input(l, h));

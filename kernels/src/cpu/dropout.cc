@@ -11,6 +11,7 @@
 
 #include "cpu_ops.h"
 #include "../keyed_dropout_ops.h"
+#include "dropout_span.h"
 #include "philox_avx512.h"
 #include "philox_simd.h"
 
@@ -173,6 +174,10 @@ void DropoutSpan(const RngKey& rng, uint64_t g, int64_t n, float p, int32_t thre
 int32_t Threshold(float p) { return static_cast<int32_t>(std::ceil(p * 16777216.0f)); }
 
 }  // namespace
+
+void DropoutStreamSpan(const RngKey& rng, uint64_t g, int64_t n, float p, const float* px, float* po, uint8_t* pm) {
+  DropoutSpan<false>(rng, g, n, p, Threshold(p), 1.0f / (1.0f - p), px, po, pm);
+}
 
 Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Tensor* mask) {
   const float* px = x.data<float>();

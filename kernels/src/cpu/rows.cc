@@ -2,10 +2,12 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "cpu_ops.h"
+#include "dropout_span.h"
 
 namespace foresight::kernels::cpu {
 
@@ -121,7 +123,63 @@ void IndexAddTyped(const ExecContext& ctx, const Tensor& src, const Tensor& ids,
   });
 }
 
+// GatherRowsDropout of rows of S (widened by `convert` when S is not
+// float, into a row buffer): each row's dropout reads the source row
+// itself, so x is written once and never read back.
+template <typename I, typename S, typename Convert>
+void GatherDropoutTyped(const ExecContext& ctx, float p, const S* src, const I* ids, int64_t n, int64_t row,
+                        float* out, Convert convert) {
+  const RngKey rng = ctx.rng;
+  const int64_t row_bytes = row * static_cast<int64_t>(sizeof(S));
+  ctx.pool->ParallelFor(n, RowGrain(row), [&](int64_t r0, int64_t r1) {
+    std::vector<float> wide(std::is_same<S, float>::value ? 0 : static_cast<size_t>(row));
+    for (int64_t r = r0; r < r1 && r < r0 + kGatherAhead; ++r) {
+      PrefetchBytes(src + static_cast<int64_t>(ids[r]) * row, row_bytes);
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      if (r + kGatherAhead < r1) PrefetchBytes(src + static_cast<int64_t>(ids[r + kGatherAhead]) * row, row_bytes);
+      const S* s = src + static_cast<int64_t>(ids[r]) * row;
+      const float* x;
+      if constexpr (std::is_same<S, float>::value) {
+        x = s;
+      } else {
+        for (int64_t j = 0; j < row; ++j) wide[static_cast<size_t>(j)] = convert(s[j]);
+        x = wide.data();
+      }
+      // Keyed as DropoutRows keys row r by ids[r]: stream positions id * row on.
+      const uint64_t g = static_cast<uint64_t>(static_cast<int64_t>(ids[r])) * static_cast<uint64_t>(row);
+      DropoutStreamSpan(rng, g, row, p, x, out + r * row, nullptr);
+    }
+  });
+}
+
+template <typename I>
+void GatherDropoutOf(const ExecContext& ctx, float p, const Tensor& src, const Tensor& ids, Tensor* out) {
+  const int64_t n = ids.size(0);
+  const int64_t row = n > 0 ? out->numel() / n : 0;
+  const I* pid = ids.data<I>();
+  float* po = out->data<float>();
+  if (src.dtype() == DType::kF32) {
+    GatherDropoutTyped(ctx, p, src.data<float>(), pid, n, row, po, [](float v) { return v; });
+  } else if (src.dtype() == DType::kF16) {
+    GatherDropoutTyped(ctx, p, src.data<Half>(), pid, n, row, po, [](Half h) { return HalfToFloat(h.bits); });
+  } else {  // bf16 (the dispatcher allows nothing else)
+    GatherDropoutTyped(ctx, p, src.data<BFloat16>(), pid, n, row, po,
+                       [](BFloat16 b) { return BFloat16ToFloat(b.bits); });
+  }
+}
+
 }  // namespace
+
+Status GatherRowsDropout(const ExecContext& ctx, float p, const Tensor& src, const Tensor& ids, Tensor* out) {
+  FS_RETURN_IF_ERROR(CheckIdRange("GatherRowsDropout", ids, src.size(0)));
+  if (ids.dtype() == DType::kI32) {
+    GatherDropoutOf<int32_t>(ctx, p, src, ids, out);
+  } else {
+    GatherDropoutOf<int64_t>(ctx, p, src, ids, out);
+  }
+  return Status::OK();
+}
 
 Status GatherRows(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* out) {
   FS_RETURN_IF_ERROR(CheckIdRange("GatherRows", ids, src.size(0)));

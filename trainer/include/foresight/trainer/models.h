@@ -79,9 +79,12 @@ class GnnModel : public autograd::Module {
   // produces the logits. A full graph passes the same block for every layer.
   // The layers of ForwardLayer, except that a ReLU and the next layer's
   // dropout run as one op (autograd::ReluDropout): the same bits, a pass
-  // less each way.
+  // less each way. x_dropped: x is layer 0's dropped-out input already
+  // (the input pipeline gathered and dropped it, kernels::GatherRowsDropout)
+  // with this key, which must be the one the tape draws for that dropout
+  // (checked; the draw is taken so later layers' keys stay the same).
   StatusOr<autograd::Var> Forward(autograd::Tape& tape, std::vector<autograd::GraphBlock*>& blocks,
-                                  const autograd::Var& x);
+                                  const autograd::Var& x, const RngKey* x_dropped = nullptr);
 
  protected:
   // The init stream of layer `layer`: FromSeed(seed).Fold(kInit).Fold(layer).
