@@ -20,15 +20,6 @@ inline int64_t RowGrain(int64_t row_elems) {
   return g > 0 ? g : 1;
 }
 
-// Prefetches the `bytes` bytes at p, every 64-byte line of them. Loops that
-// read random rows of a big table (aggregation, row gathers) prefetch whole
-// rows a few rows ahead: a one-line prefetch left the row's other lines to
-// the DRAM round trip of the access itself.
-inline void PrefetchBytes(const void* p, int64_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b);
-}
-
 #define FORESIGHT_BACKEND_OP(name, params) Status name params;
 #include "../backend_ops.inc"
 #undef FORESIGHT_BACKEND_OP

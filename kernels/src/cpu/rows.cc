@@ -43,9 +43,6 @@ void Gather(const ExecContext& ctx, const S* src, const I* ids, int64_t n, int64
   });
 }
 
-// Rows a gather prefetches ahead of its copy.
-constexpr int64_t kGatherAhead = 4;
-
 template <typename I>
 void GatherTyped(const ExecContext& ctx, const Tensor& src, const Tensor& ids, Tensor* out) {
   const int64_t n = ids.size(0);
@@ -56,16 +53,7 @@ void GatherTyped(const ExecContext& ctx, const Tensor& src, const Tensor& ids, T
     const char* ps = static_cast<const char*>(src.raw_data());
     char* po = static_cast<char*>(out->raw_data());
     ctx.pool->ParallelFor(n, RowGrain(row), [&](int64_t r0, int64_t r1) {
-      // Whole rows prefetched a few ahead (cpu_ops.h): the rows are random.
-      for (int64_t r = r0; r < r1 && r < r0 + kGatherAhead; ++r) {
-        PrefetchBytes(ps + static_cast<int64_t>(pid[r]) * bytes, static_cast<int64_t>(bytes));
-      }
-      for (int64_t r = r0; r < r1; ++r) {
-        if (r + kGatherAhead < r1) {
-          PrefetchBytes(ps + static_cast<int64_t>(pid[r + kGatherAhead]) * bytes, static_cast<int64_t>(bytes));
-        }
-        std::memcpy(po + r * bytes, ps + static_cast<int64_t>(pid[r]) * bytes, bytes);
-      }
+      for (int64_t r = r0; r < r1; ++r) std::memcpy(po + r * bytes, ps + static_cast<int64_t>(pid[r]) * bytes, bytes);
     });
   } else if (src.dtype() == DType::kF16) {
     Gather(ctx, src.data<Half>(), pid, n, row, out->data<float>(), [](Half h) { return HalfToFloat(h.bits); });
@@ -130,14 +118,9 @@ template <typename I, typename S, typename Convert>
 void GatherDropoutTyped(const ExecContext& ctx, float p, const S* src, const I* ids, int64_t n, int64_t row,
                         float* out, Convert convert) {
   const RngKey rng = ctx.rng;
-  const int64_t row_bytes = row * static_cast<int64_t>(sizeof(S));
   ctx.pool->ParallelFor(n, RowGrain(row), [&](int64_t r0, int64_t r1) {
     std::vector<float> wide(std::is_same<S, float>::value ? 0 : static_cast<size_t>(row));
-    for (int64_t r = r0; r < r1 && r < r0 + kGatherAhead; ++r) {
-      PrefetchBytes(src + static_cast<int64_t>(ids[r]) * row, row_bytes);
-    }
     for (int64_t r = r0; r < r1; ++r) {
-      if (r + kGatherAhead < r1) PrefetchBytes(src + static_cast<int64_t>(ids[r + kGatherAhead]) * row, row_bytes);
       const S* s = src + static_cast<int64_t>(ids[r]) * row;
       const float* x;
       if constexpr (std::is_same<S, float>::value) {
