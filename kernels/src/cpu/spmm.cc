@@ -18,18 +18,6 @@ namespace foresight::kernels::cpu {
 
 namespace {
 
-// How many edges ahead the sum/mean loops prefetch a source row, and the
-// whole row, not its first line: a layer's rows (128 f32 = 8 lines on the
-// speed-run graph) are random in a table of tens of MB, so each edge waited
-// on DRAM for the lines the one-line prefetch left out (80% of the
-// forward's samples sat on the add's load). Only the timing changes: the
-// sums are the same.
-constexpr int64_t kPrefetchEdges = 4;
-
-inline void PrefetchRow(const float* row, int64_t f) {
-  PrefetchBytes(row, f * static_cast<int64_t>(sizeof(float)));
-}
-
 template <typename I>
 void SpmmSumMean(const ExecContext& ctx, const Csr& csr, bool mean, const Tensor& x, Tensor* out) {
   const int64_t num_dst = csr.num_dst(), f = x.size(1);
@@ -39,18 +27,13 @@ void SpmmSumMean(const ExecContext& ctx, const Csr& csr, bool mean, const Tensor
   const float* px = x.data<float>();
   float* po = out->data<float>();
   ctx.pool->ParallelFor(num_dst, DstGrain(num_dst, csr.num_edges(), f), [&](int64_t v0, int64_t v1) {
-    // The chunk's edges are contiguous: prefetch across its rows.
-    const int64_t chunk_end = ip[v1];
-    for (int64_t e = ip[v0]; e < chunk_end && e < ip[v0] + kPrefetchEdges; ++e) {
-      PrefetchRow(px + static_cast<int64_t>(idx[e]) * f, f);
-    }
     for (int64_t v = v0; v < v1; ++v) {
       float* __restrict o = po + v * f;
       std::fill(o, o + f, 0.0f);
       const int64_t e0 = ip[v], e1 = ip[v + 1];
       for (int64_t e = e0; e < e1; ++e) {
         const float* __restrict xr = px + static_cast<int64_t>(idx[e]) * f;
-        if (e + kPrefetchEdges < chunk_end) PrefetchRow(px + static_cast<int64_t>(idx[e + kPrefetchEdges]) * f, f);
+        if (e + 1 < e1) __builtin_prefetch(px + static_cast<int64_t>(idx[e + 1]) * f);
         if (w != nullptr) {
           const float we = w[e];
           for (int64_t j = 0; j < f; ++j) o[j] += we * xr[j];
@@ -140,10 +123,6 @@ void BackwardSumMean(const ExecContext& ctx, const Csr& csr, const Csr& csr_t, c
   const float* pg = grad_out.data<float>();
   float* px = grad_x->data<float>();
   ctx.pool->ParallelFor(num_src, DstGrain(num_src, csr.num_edges(), f), [&](int64_t u0, int64_t u1) {
-    const int64_t chunk_end = tp[u1];
-    for (int64_t k = tp[u0]; k < chunk_end && k < tp[u0] + kPrefetchEdges; ++k) {
-      PrefetchRow(pg + static_cast<int64_t>(tidx[k]) * f, f);
-    }
     for (int64_t u = u0; u < u1; ++u) {
       float* __restrict g = px + u * f;
       std::fill(g, g + f, 0.0f);
@@ -151,7 +130,7 @@ void BackwardSumMean(const ExecContext& ctx, const Csr& csr, const Csr& csr_t, c
       for (int64_t k = tp[u]; k < k1; ++k) {
         const int64_t v = static_cast<int64_t>(tidx[k]);
         const float* __restrict go = pg + v * f;
-        if (k + kPrefetchEdges < chunk_end) PrefetchRow(pg + static_cast<int64_t>(tidx[k + kPrefetchEdges]) * f, f);
+        if (k + 1 < k1) __builtin_prefetch(pg + static_cast<int64_t>(tidx[k + 1]) * f);
         if (w != nullptr || mean) {
           const float we = mean ? 1.0f / static_cast<float>(ip[v + 1] - ip[v]) : w[perm[k]];
           for (int64_t j = 0; j < f; ++j) g[j] += we * go[j];
