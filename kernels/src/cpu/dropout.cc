@@ -147,13 +147,14 @@ void DropoutSpan(const RngKey& rng, uint64_t g, int64_t n, float p, int32_t thre
   if (HaveAvx512()) {
     for (; i + 128 <= n; i += 128) {
       Dropout128Avx512<kRelu>(rng.key, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i,
-                       pm != nullptr ? pm + i : nullptr);
+                              pm != nullptr ? pm + i : nullptr);
     }
   }
 #endif
 #if defined(__AVX2__)
   for (; i + 32 <= n; i += 32) {
-    Dropout32<kRelu>(rng, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i, pm != nullptr ? pm + i : nullptr);
+    Dropout32<kRelu>(rng, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i,
+                     pm != nullptr ? pm + i : nullptr);
   }
 #endif
   (void)threshold;
@@ -188,7 +189,7 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
   const RngKey rng = ctx.rng;
   ctx.pool->ParallelFor(x.numel(), kElementGrain, [&](int64_t s, int64_t e) {
     DropoutSpan<false>(rng, static_cast<uint64_t>(s), e - s, p, threshold, scale, px + s, po + s,
-                pm != nullptr ? pm + s : nullptr);
+                       pm != nullptr ? pm + s : nullptr);
   });
   return Status::OK();
 }

@@ -29,12 +29,16 @@
 //
 //   read        gathers x straight from the store's rows with the threaded
 //               gather kernel (one copy, f16 widened) and the seeds' labels:
-//               the work of read and assemble at once, booked as read
+//               the work of read and assemble at once, booked as read; with
+//               config.input_dropout the gather drops x out as well (the
+//               model's first dropout, done here instead of in the step)
 //   plan, assemble   not run: they book no time
 //
 // With no cache a plan is "every row bypasses", so the planner and the
 // bypass buffer (a second copy) buy nothing when the rows are addressable.
-// Both paths give a batch the same x bit for bit and the same counters
+// Both paths give a batch the same x bit for bit (before the model's first
+// dropout, which the direct path may apply and the step otherwise does,
+// with the same key and bits) and the same counters
 // (BatchIo: rows_requested, hits = 0, misses = rows_requested, bytes_read =
 // the bytes a memory / mmap store's Read of those rows reports).
 //
