@@ -1,12 +1,15 @@
 // Google Benchmark of the hot kernels at the shapes: aggregation
 // (Spmm forward + transpose + backward) on a sampled block of ~24k sources,
-// and GEMM for the linear layers. Compare against bench/baseline_pytorch.py
+// GEMM for the linear layers, and the GraphSAGE speed run's fused passes
+// beside the passes they replace (a batch's feature gather + input dropout;
+// ReLU + the next layer's dropout, forward and backward). Compare against bench/baseline_pytorch.py
 // (torch.sparse) measured in the same run on the same machine.
 #include <benchmark/benchmark.h>
 
 #include <random>
 
 #include "foresight/core/context.h"
+#include "foresight/kernels/keyed_dropout.h"
 #include "foresight/kernels/ops.h"
 
 namespace foresight::kernels {
@@ -82,6 +85,82 @@ BENCHMARK(BM_Gemm)
     ->Args({10240, 256, 256, 0, 2})
     ->Args({256, 24000, 256, 1, 2})  // weight gradient: x^T @ grad
     ->Unit(benchmark::kMillisecond);
+
+// Layer 0's mean aggregation in the speed run: 6,000 destinations, about
+// 8.5 sampled in-edges each, from 31,000 sources of 128 f32 (16 MB): the
+// rows are random in a table beyond L2. Arg: threads.
+void BM_SpmmMeanSpeedRunLayer0(benchmark::State& state) {
+  const int64_t num_dst = 6000, num_src = 31000, fanout = 9, f = 128;
+  ThreadPool pool(static_cast<int>(state.range(0)));
+  const ExecContext ctx = CpuContext(0, &pool);
+  Csr csr = SampledBlock(num_dst, num_src, fanout, 9);
+  Tensor x = Random({num_src, f}, 10), out = Tensor::Empty({num_dst, f}, DType::kF32);
+  for (auto _ : state) {
+    if (!Spmm(ctx, csr, Reduce::kMean, x, &out, nullptr).ok()) state.SkipWithError("Spmm failed");
+    benchmark::DoNotOptimize(out.raw_data());
+  }
+}
+BENCHMARK(BM_SpmmMeanSpeedRunLayer0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The speed run's input rows: 31k random rows of a 256K x 128 f32 table
+// (128 MB, far beyond the caches, as the 512 MB of features), then the
+// first layer's dropout keyed by the rows' ids. Arg: fused (1: one
+// GatherRowsDropout; 0: GatherRows, then DropoutRows), threads.
+void BM_GatherAndInputDropout(benchmark::State& state) {
+  const bool fused = state.range(0) != 0;
+  const int64_t rows = 262144, f = 128, n = 31000;
+  ThreadPool pool(static_cast<int>(state.range(1)));
+  const ExecContext ctx = CpuContext(7, &pool);
+  const Tensor table = Random({rows, f}, 4);
+  Tensor ids = Tensor::Empty({n}, DType::kI64);
+  std::mt19937_64 rng(5);
+  for (int64_t i = 0; i < n; ++i) ids.data<int64_t>()[i] = static_cast<int64_t>(rng() % rows);
+  Tensor x = Tensor::Empty({n, f}, DType::kF32), y = Tensor::Empty({n, f}, DType::kF32);
+  for (auto _ : state) {
+    if (fused) {
+      if (!GatherRowsDropout(ctx, 0.5f, table, ids, &y).ok()) state.SkipWithError("GatherRowsDropout failed");
+    } else {
+      if (!GatherRows(ctx, table, ids, &x).ok()) state.SkipWithError("GatherRows failed");
+      if (!DropoutRows(ctx, 0.5f, x, ids, &y, nullptr).ok()) state.SkipWithError("DropoutRows failed");
+    }
+    benchmark::DoNotOptimize(y.raw_data());
+  }
+  state.SetLabel(fused ? "GatherRowsDropout" : "GatherRows + DropoutRows");
+}
+BENCHMARK(BM_GatherAndInputDropout)->ArgsProduct({{0, 1}, {1, 2}})->Unit(benchmark::kMillisecond);
+
+// Layer 0's output of the speed run ([6000, 256]) through ReLU and layer
+// 1's dropout, forward and backward. Arg: fused (1: ReluDropoutRows and one
+// DropoutBackward; 0: Activate, DropoutRows, DropoutBackward,
+// ActivateBackward), threads.
+void BM_ReluAndDropout(benchmark::State& state) {
+  const bool fused = state.range(0) != 0;
+  const int64_t n = 6000, f = 256;
+  ThreadPool pool(static_cast<int>(state.range(1)));
+  const ExecContext ctx = CpuContext(8, &pool);
+  const Tensor h = Random({n, f}, 6), gy = Random({n, f}, 7);
+  Tensor ids = Tensor::Empty({n}, DType::kI64);
+  for (int64_t i = 0; i < n; ++i) ids.data<int64_t>()[i] = 3 * i;
+  Tensor r = Tensor::Empty({n, f}, DType::kF32), y = Tensor::Empty({n, f}, DType::kF32);
+  Tensor g = Tensor::Empty({n, f}, DType::kF32), gh = Tensor::Empty({n, f}, DType::kF32);
+  Tensor mask = Tensor::Empty({n, f}, DType::kU8);
+  for (auto _ : state) {
+    bool ok = true;
+    if (fused) {
+      ok = ok && ReluDropoutRows(ctx, 0.5f, h, ids, &y, &mask).ok();
+      ok = ok && DropoutBackward(ctx, 0.5f, mask, gy, &gh).ok();
+    } else {
+      ok = ok && Activate(ctx, Activation::kRelu, 0.0f, h, &r).ok();
+      ok = ok && DropoutRows(ctx, 0.5f, r, ids, &y, &mask).ok();
+      ok = ok && DropoutBackward(ctx, 0.5f, mask, gy, &g).ok();
+      ok = ok && ActivateBackward(ctx, Activation::kRelu, 0.0f, h, g, &gh).ok();
+    }
+    if (!ok) state.SkipWithError("a ReLU / dropout kernel failed");
+    benchmark::DoNotOptimize(gh.raw_data());
+  }
+  state.SetLabel(fused ? "ReluDropoutRows + DropoutBackward" : "Relu + DropoutRows + their backwards");
+}
+BENCHMARK(BM_ReluAndDropout)->ArgsProduct({{0, 1}, {1, 2}})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace foresight::kernels

@@ -158,10 +158,15 @@ StatusOr<Var> Elu(Tape& tape, const Var& x) { return Activation(tape, kernels::A
 
 StatusOr<Var> Dropout(Tape& tape, const Var& x, float p) { return Dropout(tape, x, p, Tensor()); }
 
-StatusOr<Var> Dropout(Tape& tape, const Var& x, float p, const Tensor& row_ids) {
-  if (!(p >= 0.0f && p < 1.0f)) return InvalidArgument("Dropout: p must be in [0, 1), got " + std::to_string(p));
-  if (!x.defined()) return InvalidArgument("Dropout: input is undefined");
-  if (!tape.training() || p == 0.0f) return x;
+namespace {
+
+// Dropout (relu false) or ReluDropout (relu true), keyed by row_ids when
+// they are defined, by position otherwise.
+StatusOr<Var> KeyedDropoutOp(Tape& tape, const Var& x, float p, const Tensor& row_ids, bool relu) {
+  const std::string op = relu ? "ReluDropout" : "Dropout";
+  if (!(p >= 0.0f && p < 1.0f)) return InvalidArgument(op + ": p must be in [0, 1), got " + std::to_string(p));
+  if (!x.defined()) return InvalidArgument(op + ": input is undefined");
+  if (!tape.training() || p == 0.0f) return relu ? Relu(tape, x) : x;
   const ExecContext ctx = tape.ctx().WithRng(tape.NextRngKey());
   const Device device = x.value().device();
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, x.shape()));
@@ -174,19 +179,40 @@ StatusOr<Var> Dropout(Tape& tape, const Var& x, float p, const Tensor& row_ids) 
     FS_ASSIGN_OR_RETURN(mask, Tensor::EmptyOn(device, x.shape(), DType::kU8));
   }
   Tensor* mask_out = backward ? &mask : nullptr;
-  if (row_ids.defined()) {
+  if (row_ids.defined() || relu) {
     Tensor ids = row_ids;
+    if (!ids.defined()) {
+      // Keyed by position: ids 0..R-1 give Dropout's draws (keyed_dropout.h),
+      // the only keyed kernel that has the ReLU.
+      const int64_t rows = x.shape().empty() ? 0 : x.shape()[0];
+      ids = Tensor::Empty({rows}, DType::kI64);
+      int64_t* pi = ids.data<int64_t>();
+      for (int64_t r = 0; r < rows; ++r) pi[r] = r;
+    }
     if (ids.device() != device) {
       FS_ASSIGN_OR_RETURN(ids, ids.To(device));
     }
-    FS_RETURN_IF_ERROR(kernels::DropoutRows(ctx, p, x.value(), ids, &y, mask_out));
+    FS_RETURN_IF_ERROR(relu ? kernels::ReluDropoutRows(ctx, p, x.value(), ids, &y, mask_out)
+                            : kernels::DropoutRows(ctx, p, x.value(), ids, &y, mask_out));
   } else {
     FS_RETURN_IF_ERROR(kernels::Dropout(ctx, p, x.value(), &y, mask_out));
   }
   if (!backward) return Var(y);
+  // ReluDropout's mask is 0 wherever ReLU's gradient is, so one
+  // DropoutBackward is the gradient of both.
   return tape.RecordGrad({x}, y, [x, p, mask](const ExecContext& ctx, const Tensor& gy) -> Status {
     return AccumulateWith(ctx, x, [&](Tensor* gx) { return kernels::DropoutBackward(ctx, p, mask, gy, gx); });
   });
+}
+
+}  // namespace
+
+StatusOr<Var> Dropout(Tape& tape, const Var& x, float p, const Tensor& row_ids) {
+  return KeyedDropoutOp(tape, x, p, row_ids, /*relu=*/false);
+}
+
+StatusOr<Var> ReluDropout(Tape& tape, const Var& x, float p, const Tensor& row_ids) {
+  return KeyedDropoutOp(tape, x, p, row_ids, /*relu=*/true);
 }
 
 StatusOr<Var> SliceRows(Tape& tape, const Var& x, int64_t begin, int64_t end) {

@@ -39,23 +39,54 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
   return cuda::Dropout(ctx, p, x, out, mask);
 }
 
-Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
-                   Tensor* mask) {
-  FS_RETURN_IF_ERROR(CheckP("DropoutRows", p));
-  FS_RETURN_IF_ERROR(internal::CheckF32(x, "DropoutRows: x"));
-  if (x.dim() < 1) return InvalidArgument("DropoutRows: x must have rows, got " + x.ToString());
-  FS_RETURN_IF_ERROR(CheckDType(row_ids, DType::kI64, "DropoutRows: row_ids"));
-  FS_RETURN_IF_ERROR(CheckContiguous(row_ids, "DropoutRows: row_ids"));
+// DropoutRows and ReluDropoutRows: the same checks, then the backend's
+// keyed kernel with or without ReLU's test.
+Status KeyedDropout(const char* op, const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids,
+                    Tensor* out, Tensor* mask, bool relu) {
+  const std::string name(op);
+  FS_RETURN_IF_ERROR(CheckP(op, p));
+  FS_RETURN_IF_ERROR(internal::CheckF32(x, (name + ": x").c_str()));
+  if (x.dim() < 1) return InvalidArgument(name + ": x must have rows, got " + x.ToString());
+  FS_RETURN_IF_ERROR(CheckDType(row_ids, DType::kI64, (name + ": row_ids").c_str()));
+  FS_RETURN_IF_ERROR(CheckContiguous(row_ids, (name + ": row_ids").c_str()));
   if (row_ids.dim() != 1 || row_ids.size(0) != x.size(0)) {
-    return InvalidArgument("DropoutRows: row_ids must be 1-D with one id per row of x " + ShapeToString(x.shape()) +
+    return InvalidArgument(name + ": row_ids must be 1-D with one id per row of x " + ShapeToString(x.shape()) +
                            ", got " + row_ids.ToString());
   }
-  FS_RETURN_IF_ERROR(internal::CheckOutput(out, x.shape(), DType::kF32, "DropoutRows: out"));
-  if (mask != nullptr) FS_RETURN_IF_ERROR(CheckMask("DropoutRows", *mask, x.numel()));
-  FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {&row_ids, out, mask}, "DropoutRows"));
+  FS_RETURN_IF_ERROR(internal::CheckOutput(out, x.shape(), DType::kF32, (name + ": out").c_str()));
+  if (mask != nullptr) FS_RETURN_IF_ERROR(CheckMask(op, *mask, x.numel()));
+  FS_RETURN_IF_ERROR(internal::CheckOnDevice(x.device(), {&row_ids, out, mask}, op));
   if (x.numel() == 0) return Status::OK();
-  if (x.device().is_cpu()) return cpu::DropoutRows(ctx, p, x, row_ids, out, mask);
-  return cuda::DropoutRows(ctx, p, x, row_ids, out, mask);
+  if (x.device().is_cpu()) return cpu::DropoutRows(ctx, p, x, row_ids, out, mask, relu);
+  return cuda::DropoutRows(ctx, p, x, row_ids, out, mask, relu);
+}
+
+Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
+                   Tensor* mask) {
+  return KeyedDropout("DropoutRows", ctx, p, x, row_ids, out, mask, /*relu=*/false);
+}
+
+Status ReluDropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
+                       Tensor* mask) {
+  return KeyedDropout("ReluDropoutRows", ctx, p, x, row_ids, out, mask, /*relu=*/true);
+}
+
+Status GatherRowsDropout(const ExecContext& ctx, float p, const Tensor& src, const Tensor& ids, Tensor* out) {
+  FS_RETURN_IF_ERROR(CheckP("GatherRowsDropout", p));
+  FS_RETURN_IF_ERROR(CheckDefined(src, "GatherRowsDropout: src"));
+  if (!IsFloating(src.dtype()) || src.dim() != 2) {
+    return InvalidArgument("GatherRowsDropout: src: expected an f32, f16 or bf16 matrix, got " + src.ToString());
+  }
+  FS_RETURN_IF_ERROR(CheckContiguous(src, "GatherRowsDropout: src"));
+  FS_RETURN_IF_ERROR(internal::CheckIds(ids, "GatherRowsDropout: ids"));
+  if (out == nullptr) return InvalidArgument("GatherRowsDropout: out is null");
+  FS_RETURN_IF_ERROR(internal::CheckOutput(out, {ids.size(0), src.size(1)}, DType::kF32, "GatherRowsDropout: out"));
+  if (!src.device().is_cpu() || !ids.device().is_cpu() || !out->device().is_cpu()) {
+    return InvalidArgument("GatherRowsDropout: runs on host tensors only (the input pipeline's rows), got src on " +
+                           src.device().ToString() + ", ids on " + ids.device().ToString() + ", out on " +
+                           out->device().ToString());
+  }
+  return cpu::GatherRowsDropout(ctx, p, src, ids, out);
 }
 
 Status DropoutEdgeKeys(const ExecContext& ctx, const Csr& csr, const Tensor& src_ids, Tensor* keys) {

@@ -12,7 +12,7 @@ namespace foresight::kernels::cuda {
 #include "backend_ops.inc"
 #undef FORESIGHT_BACKEND_OP
 
-Status DropoutRows(const ExecContext&, float, const Tensor&, const Tensor&, Tensor*, Tensor*) {
+Status DropoutRows(const ExecContext&, float, const Tensor&, const Tensor&, Tensor*, Tensor*, bool) {
   return NoCuda("DropoutRows");
 }
 

@@ -119,6 +119,43 @@ TEST(FunctionalTest, DropoutOfAnInputWithoutGradientKeepsTheSameElements) {
   }
 }
 
+// ReluDropout is Relu then Dropout as one node: the same output, the same
+// gradient bits, and the same draw from the tape (a later dropout matches),
+// keyed or by position; without training or at p = 0 it is Relu alone.
+TEST(FunctionalTest, ReluDropoutGivesReluThenDropoutsBitsAndDraws) {
+  const Tensor ids = Tensor::Empty({9}, DType::kI64);
+  for (int64_t i = 0; i < 9; ++i) ids.data<int64_t>()[i] = 1000 - 7 * i;
+  Tensor labels = Tensor::Empty({9}, DType::kI64);
+  for (int64_t i = 0; i < 9; ++i) labels.data<int64_t>()[i] = 16 * i;
+  const auto bits = [](const Tensor& a, const Tensor& b) {
+    return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+  };
+  for (const bool keyed : {false, true}) {
+    for (const bool training : {false, true}) {
+      for (const float p : {0.0f, 0.45f}) {
+        const Tensor ids_or_none = keyed ? ids : Tensor();
+        Var x1(RandomTensor({9, 150}, 33), true), x2(x1.value().Clone(), true);
+        Tape a(CpuContext(5), training), b(CpuContext(5), training);
+        ASSERT_OK_AND_ASSIGN(Var r, Relu(a, x1));
+        ASSERT_OK_AND_ASSIGN(Var ya, Dropout(a, r, p, ids_or_none));
+        ASSERT_OK_AND_ASSIGN(Var yb, ReluDropout(b, x2, p, ids_or_none));
+        EXPECT_TRUE(bits(ya.value(), yb.value())) << keyed << training << p;
+        // The next draw of each tape is the same.
+        ASSERT_OK_AND_ASSIGN(Var za, Dropout(a, ya, 0.3f));
+        ASSERT_OK_AND_ASSIGN(Var zb, Dropout(b, yb, 0.3f));
+        EXPECT_TRUE(bits(za.value(), zb.value())) << keyed << training << p;
+        ASSERT_OK_AND_ASSIGN(Var la, NllLoss(a, *LogSoftmax(a, za), labels));
+        ASSERT_OK_AND_ASSIGN(Var lb, NllLoss(b, *LogSoftmax(b, zb), labels));
+        ASSERT_OK(a.Backward(la));
+        ASSERT_OK(b.Backward(lb));
+        EXPECT_TRUE(bits(x1.grad(), x2.grad())) << keyed << training << p;
+      }
+    }
+  }
+  Tape t(CpuContext(), true);
+  EXPECT_ERROR_CONTAINS(ReluDropout(t, Input({2, 2}, 35), 1.0f, Tensor()), "ReluDropout", "p must be in [0, 1)");
+}
+
 TEST(FunctionalTest, SliceRowsIsAViewAndGradientFillsTheSlice) {
   Var x = Input({7, 3}, 21);
   Tape tape(CpuContext(), false);

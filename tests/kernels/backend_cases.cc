@@ -372,6 +372,26 @@ std::vector<Case> DropoutCases() {
     };
     cases.push_back(c);
   }
+  {
+    // ReLU and the dropout in one pass (x has both signs), its mask's
+    // backward.
+    Case c;
+    c.name = "ReluDropoutRows + backward";
+    const int64_t rows = 301, cols = 37;
+    Tensor ids = Tensor::Empty({rows}, DType::kI64);
+    for (int64_t r = 0; r < rows; ++r) ids.data<int64_t>()[r] = (r * 7919 + 13) % 100003;
+    c.inputs = {RandomF32({rows, cols}, 77), RandomF32({rows, cols}, 78), ids};
+    c.run = [](const ExecContext& ctx0, Tensors& in) -> StatusOr<Tensors> {
+      const ExecContext ctx = ctx0.WithRng(RngKey::FromSeed(99));
+      FS_ASSIGN_OR_RETURN(Tensor out, Out(ctx, in[0].shape()));
+      FS_ASSIGN_OR_RETURN(Tensor mask, Out(ctx, {in[0].numel()}, DType::kU8));
+      FS_ASSIGN_OR_RETURN(Tensor gx, Out(ctx, in[0].shape()));
+      FS_RETURN_IF_ERROR(ReluDropoutRows(ctx, 0.4f, in[0], in[2], &out, &mask));
+      FS_RETURN_IF_ERROR(DropoutBackward(ctx, 0.4f, mask, in[1], &gx));
+      return Tensors{out, mask, gx};
+    };
+    cases.push_back(c);
+  }
   for (const DType idx : {DType::kI32, DType::kI64}) {
     const int64_t num_dst = 90, num_src = 200;
     Case c;

@@ -7,11 +7,13 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "foresight/core/dtype.h"
 #include "foresight/core/thread_pool.h"
+#include "foresight/kernels/keyed_dropout.h"
 #include "foresight/storage/row_store.h"
 #include "foresight/trainer/trainer.h"
 #include "pipeline/feature_pipeline.h"
@@ -67,6 +69,7 @@ TEST(RowPathChoiceTest, DirectOnlyForRowsInMemoryWithoutACache) {
 // What compute received, batch by batch, and the epochs' counters.
 struct Delivered {
   std::vector<Tensor> inputs, x, labels;
+  std::vector<std::optional<RngKey>> x_dropout_keys;
   std::vector<internal::BatchIo> io;
   std::vector<internal::EpochAccount> epochs;
 };
@@ -90,6 +93,7 @@ Delivered RunPipeline(const PipelineConfig& config, RowPath expected_path) {
     EXPECT_EQ(b->seq, seq);
     out.inputs.push_back(b->sampled.input_nodes);
     out.x.push_back(std::move(b->x));
+    out.x_dropout_keys.push_back(b->x_dropout_key);
     out.labels.push_back(b->labels);
     out.io.push_back(b->io);
     EXPECT_TRUE(p->Done(std::move(b), &waited).ok());
@@ -186,6 +190,45 @@ TEST_F(RowPathTest, DirectAndPlannerPathsDeliverTheSameBatchesAndCounters) {
       }
     }
   }
+}
+
+// With the model's input dropout in the config, the direct path's x is the
+// planner path's x dropped out (DropoutRows keyed by the input nodes, with
+// the batch's key), and says so; the planner path leaves it to the step.
+TEST_F(RowPathTest, DirectPathDropsTheInputWithTheBatchsKey) {
+  ASSERT_OK_AND_ASSIGN(foresight::testing::PipelineInputs in, foresight::testing::OpenPipelineInputs(DataDir()));
+  const Tensor& rows = in.dataset->features();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<storage::RowStore> store, storage::MemoryRowStore(rows, false));
+  const auto key_of = [](int64_t epoch, int64_t index) {
+    return RngKey::FromSeed(9).Fold(static_cast<uint64_t>(epoch)).Fold(static_cast<uint64_t>(index));
+  };
+  std::vector<Delivered> runs;
+  for (bool force : {false, true}) {
+    ThreadPool pool(2);
+    PipelineConfig c = foresight::testing::BasicPipelineConfig(in, store.get(), &pool, kEpochs);
+    c.host_rows = rows;
+    c.force_cache_planner = force;
+    c.input_dropout = 0.3f;
+    c.input_dropout_key = key_of;
+    runs.push_back(RunPipeline(c, force ? RowPath::kCached : RowPath::kDirect));
+  }
+  const Delivered &direct = runs[0], &planner = runs[1];
+  ASSERT_EQ(direct.x.size(), static_cast<size_t>(kEpochs * in.order->num_batches()));
+  ASSERT_EQ(planner.x.size(), direct.x.size());
+  int64_t zeros = 0;
+  for (size_t i = 0; i < direct.x.size(); ++i) {
+    const int64_t epoch = static_cast<int64_t>(i) / in.order->num_batches();
+    const int64_t index = static_cast<int64_t>(i) % in.order->num_batches();
+    ASSERT_TRUE(direct.x_dropout_keys[i].has_value()) << i;
+    EXPECT_EQ(direct.x_dropout_keys[i]->key, key_of(epoch, index).key) << i;
+    EXPECT_FALSE(planner.x_dropout_keys[i].has_value()) << i;
+    Tensor want = Tensor::Empty(planner.x[i].shape(), DType::kF32);
+    ASSERT_OK(kernels::DropoutRows(CpuContext().WithRng(key_of(epoch, index)), 0.3f, planner.x[i],
+                                   planner.inputs[i], &want, nullptr));
+    EXPECT_TRUE(SameBytes(want, direct.x[i])) << "batch " << i;
+    for (int64_t k = 0; k < want.numel(); ++k) zeros += want.data<float>()[k] == 0.0f;
+  }
+  EXPECT_GT(zeros, 0);  // it did drop
 }
 
 TEST_F(RowPathTest, DirectPathTrainsBitForBitLikeThePlannerPath) {

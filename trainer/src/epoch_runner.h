@@ -56,6 +56,9 @@ StatusOr<std::unique_ptr<EpochRunner>> MakeMiniBatchRunner(const RunState& state
 
 // The RNG stream of training step (epoch, batch): dropout draws from it.
 RngKey StepKey(uint64_t seed, int epoch, int64_t batch);
+// The first key the step's tape (on ctx.WithRng(StepKey(...))) draws: its
+// first dropout's, the input features' in the GNN models.
+RngKey FirstStepRngKey(const ExecContext& ctx, uint64_t seed, int epoch, int64_t batch);
 
 struct StepResult {
   double loss = 0;
@@ -67,8 +70,11 @@ struct StepResult {
 // One optimisation step: forward through `blocks` from x, log-softmax + NLL
 // on `labels` (i64, -1 = not scored), accuracy of the training logits,
 // backward, optimizer update. Adds forward/backward/optimizer seconds to m.
+// x_dropped: x is the first layer's dropped-out input already, dropped with
+// this key (GnnModel::Forward).
 Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autograd::GraphBlock*>& blocks,
-                 const autograd::Var& x, const Tensor& labels, EpochMetrics* m, StepResult* result);
+                 const autograd::Var& x, const Tensor& labels, EpochMetrics* m, StepResult* result,
+                 const RngKey* x_dropped = nullptr);
 
 // Fraction of rows with label >= 0 whose argmax is the label (0 when none).
 StatusOr<double> AccuracyOf(const ExecContext& ctx, const Tensor& scores, const Tensor& labels);

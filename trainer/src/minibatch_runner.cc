@@ -183,7 +183,10 @@ class MiniBatchRunner : public EpochRunner {
                             std::to_string(batch->sampled.input_nodes.numel()) + " input nodes");
           }
         }
-        FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, x, batch->labels, m, &r));
+        // x may come dropped out already (PipelineConfig::input_dropout:
+        // never with table or learned inputs, whose x is not the batch's).
+        const RngKey* x_dropped = batch->x_dropout_key.has_value() ? &*batch->x_dropout_key : nullptr;
+        FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, x, batch->labels, m, &r, x_dropped));
       }
       loss_sum += r.loss;
       correct += r.correct;
@@ -519,6 +522,19 @@ class MiniBatchRunner : public EpochRunner {
     if (static_rows > 0) {
       // Ranking read every node's degree: give those CSR pages back.
       ReleaseNodeArrays(d);
+    }
+    // The model's first dropout moves into the direct path's gather when
+    // layer 0 reads x as the pipeline gives it (not table or learned
+    // inputs) and the step runs on the CPU: the key is the one the step's
+    // tape draws first (TrainStep checks it).
+    const float input_p = state_.model->config().InputDropout(0);
+    if (input_p > 0.0f && !state_.input->table && state_.input->learned == nullptr && state_.ctx.device.is_cpu()) {
+      c.input_dropout = input_p;
+      const uint64_t seed = o.seed;
+      const ExecContext ctx = state_.ctx;
+      c.input_dropout_key = [seed, ctx](int64_t epoch, int64_t index) {
+        return FirstStepRngKey(ctx, seed, static_cast<int>(epoch), index);
+      };
     }
     c.labels = d.labels();
     c.batches_per_epoch = order_->num_batches();

@@ -57,20 +57,65 @@ RngKey GnnModel::LayerInitKey(int layer) const {
       .Fold(static_cast<uint64_t>(layer));
 }
 
-StatusOr<Var> GnnModel::Forward(Tape& tape, std::vector<GraphBlock*>& blocks, const Var& x) {
+StatusOr<Var> GnnModel::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
+  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.InputDropout(layer), block.SourceIds(x.shape()[0])));
+  FS_ASSIGN_OR_RETURN(h, Convolve(tape, layer, block, h));
+  if (layer != num_layers() - 1) {
+    FS_ASSIGN_OR_RETURN(h, ReluBetweenLayers() ? autograd::Relu(tape, h) : autograd::Elu(tape, h));
+  }
+  return h;
+}
+
+StatusOr<Var> GnnModel::Forward(Tape& tape, std::vector<GraphBlock*>& blocks, const Var& x,
+                                const RngKey* x_dropped) {
   if (static_cast<int>(blocks.size()) != num_layers()) {
     return InvalidArgument("model forward: got " + std::to_string(blocks.size()) +
                            " blocks for a model of " + std::to_string(num_layers()) + " layers");
   }
-  Var h = x;
-  for (int l = 0; l < num_layers(); ++l) {
+  const auto check_input = [&](int l, const Var& h) -> Status {
     if (blocks[l] == nullptr) return InvalidArgument("model forward: block " + std::to_string(l) + " is null");
     if (h.shape()[0] != blocks[l]->num_src()) {
       return InvalidArgument("model forward: layer " + std::to_string(l) + " input has " +
                              std::to_string(h.shape()[0]) + " rows but its block has " +
                              std::to_string(blocks[l]->num_src()) + " sources");
     }
-    FS_ASSIGN_OR_RETURN(h, ForwardLayer(tape, l, *blocks[l], h));
+    return Status::OK();
+  };
+  // ForwardLayer's ops in its order, so the tape draws the same keys; only
+  // layer l's ReLU and layer l + 1's dropout are one ReluDropout
+  // (`dropped`: h is the next layer's dropped input already).
+  Var h = x;
+  bool dropped = false;
+  if (x_dropped != nullptr) {
+    FS_RETURN_IF_ERROR(check_input(0, h));
+    if (!tape.training() || config_.InputDropout(0) == 0.0f) {
+      return InvalidArgument("model forward: the input comes dropped out, but this step drops none (training " +
+                             std::string(tape.training() ? "on" : "off") + ", input dropout " +
+                             std::to_string(config_.InputDropout(0)) + ")");
+    }
+    if (x.requires_grad()) return InvalidArgument("model forward: a dropped-out input cannot take a gradient");
+    const RngKey key = tape.NextRngKey();  // layer 0's dropout's draw
+    if (key.key != x_dropped->key) {
+      return Internal("model forward: the input was dropped out with another key than this step's first");
+    }
+    dropped = true;
+  }
+  for (int l = 0; l < num_layers(); ++l) {
+    if (!dropped) {
+      FS_RETURN_IF_ERROR(check_input(l, h));
+      FS_ASSIGN_OR_RETURN(h, autograd::Dropout(tape, h, config_.InputDropout(l), blocks[l]->SourceIds(h.shape()[0])));
+    }
+    FS_ASSIGN_OR_RETURN(h, Convolve(tape, l, *blocks[l], h));
+    dropped = false;
+    if (l == num_layers() - 1) break;
+    if (ReluBetweenLayers()) {
+      FS_RETURN_IF_ERROR(check_input(l + 1, h));
+      FS_ASSIGN_OR_RETURN(
+          h, autograd::ReluDropout(tape, h, config_.InputDropout(l + 1), blocks[l + 1]->SourceIds(h.shape()[0])));
+      dropped = true;
+    } else {
+      FS_ASSIGN_OR_RETURN(h, autograd::Elu(tape, h));
+    }
   }
   return h;
 }
@@ -88,13 +133,8 @@ int64_t GraphSage::LayerOutputDim(int layer) const {
   return layer == num_layers() - 1 ? config_.num_classes : config_.hidden;
 }
 
-StatusOr<Var> GraphSage::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.InputDropout(layer), block.SourceIds(x.shape()[0])));
-  FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
-  if (layer != num_layers() - 1) {
-    FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
-  }
-  return h;
+StatusOr<Var> GraphSage::Convolve(Tape& tape, int layer, GraphBlock& block, const Var& x) {
+  return convs_[layer]->Forward(tape, block, x);
 }
 
 // ---- GCN ----
@@ -110,13 +150,8 @@ int64_t Gcn::LayerOutputDim(int layer) const {
   return layer == num_layers() - 1 ? config_.num_classes : config_.hidden;
 }
 
-StatusOr<Var> Gcn::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.InputDropout(layer), block.SourceIds(x.shape()[0])));
-  FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
-  if (layer != num_layers() - 1) {
-    FS_ASSIGN_OR_RETURN(h, autograd::Relu(tape, h));
-  }
-  return h;
+StatusOr<Var> Gcn::Convolve(Tape& tape, int layer, GraphBlock& block, const Var& x) {
+  return convs_[layer]->Forward(tape, block, x);
 }
 
 // ---- GAT ----
@@ -135,13 +170,8 @@ int64_t Gat::LayerOutputDim(int layer) const {
   return layer == num_layers() - 1 ? config_.num_classes : config_.hidden * config_.heads;
 }
 
-StatusOr<Var> Gat::ForwardLayer(Tape& tape, int layer, GraphBlock& block, const Var& x) {
-  FS_ASSIGN_OR_RETURN(Var h, autograd::Dropout(tape, x, config_.InputDropout(layer), block.SourceIds(x.shape()[0])));
-  FS_ASSIGN_OR_RETURN(h, convs_[layer]->Forward(tape, block, h));
-  if (layer != num_layers() - 1) {
-    FS_ASSIGN_OR_RETURN(h, autograd::Elu(tape, h));
-  }
-  return h;
+StatusOr<Var> Gat::Convolve(Tape& tape, int layer, GraphBlock& block, const Var& x) {
+  return convs_[layer]->Forward(tape, block, x);
 }
 
 StatusOr<std::unique_ptr<GnnModel>> CreateModel(const ModelConfig& config) {

@@ -12,10 +12,16 @@ RngKey StepKey(uint64_t seed, int epoch, int64_t batch) {
       .Fold(static_cast<uint64_t>(batch));
 }
 
+RngKey FirstStepRngKey(const ExecContext& ctx, uint64_t seed, int epoch, int64_t batch) {
+  autograd::Tape tape(ctx.WithRng(StepKey(seed, epoch, batch)), /*training=*/true);
+  return tape.NextRngKey();
+}
+
 Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autograd::GraphBlock*>& blocks,
-                 const autograd::Var& x, const Tensor& labels, EpochMetrics* m, StepResult* result) {
+                 const autograd::Var& x, const Tensor& labels, EpochMetrics* m, StepResult* result,
+                 const RngKey* x_dropped) {
   Stopwatch watch;
-  FS_ASSIGN_OR_RETURN(autograd::Var logits, state.model->Forward(tape, blocks, x));
+  FS_ASSIGN_OR_RETURN(autograd::Var logits, state.model->Forward(tape, blocks, x, x_dropped));
   FS_ASSIGN_OR_RETURN(autograd::Var logp, autograd::LogSoftmax(tape, logits));
   FS_ASSIGN_OR_RETURN(autograd::Var loss, autograd::NllLoss(tape, logp, labels));
   FS_RETURN_IF_ERROR(kernels::Accuracy(state.ctx, logits.value(), labels, &result->correct, &result->counted));

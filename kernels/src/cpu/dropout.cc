@@ -11,6 +11,7 @@
 
 #include "cpu_ops.h"
 #include "../keyed_dropout_ops.h"
+#include "dropout_span.h"
 #include "philox_avx512.h"
 #include "philox_simd.h"
 
@@ -27,6 +28,7 @@ namespace {
 // same words as RngKey::Bits, so results equal the scalar loop bit for bit.
 // That loop is bound by Philox's multiplies (about 12 cycles per element);
 // eight lanes at once bring it near the memory floor.
+template <bool kRelu>
 inline void Dropout32(const RngKey& rng, int64_t g, int32_t threshold, float scale, const float* px, float* po,
                       uint8_t* pm) {
   const uint64_t base = static_cast<uint64_t>(g) >> 2;
@@ -55,6 +57,9 @@ inline void Dropout32(const RngKey& rng, int64_t g, int32_t threshold, float sca
   for (int q = 0; q < 4; ++q) {
     keep[q] = _mm256_cmpgt_epi32(_mm256_srli_epi32(words[q], 8), below);
     const __m256 x = _mm256_loadu_ps(px + 8 * q);
+    if (kRelu) {  // ReLU's x > 0 (false for NaN, as ReluSelect)
+      keep[q] = _mm256_and_si256(keep[q], _mm256_castps_si256(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ)));
+    }
     _mm256_storeu_ps(po + 8 * q, _mm256_and_ps(_mm256_castsi256_ps(keep[q]), _mm256_mul_ps(x, vscale)));
   }
   if (pm != nullptr) {
@@ -77,6 +82,7 @@ inline void Dropout32(const RngKey& rng, int64_t g, int32_t threshold, float sca
 // AVX-512 (philox_avx512.h): the 32 Philox counters g / 4 + j, one per
 // 64-bit lane. The eight-lane AVX2 round left the forward pass
 // compute-bound. The same words, so the same bits, as RngKey::Bits.
+template <bool kRelu>
 FS_AVX512 void Dropout128Avx512(uint64_t key, int64_t g, int32_t threshold, float scale, const float* px,
                                 float* po, uint8_t* pm) {
   constexpr int kSets = 4;  // independent sets of eight counters: hides vpmuludq's latency
@@ -106,8 +112,10 @@ FS_AVX512 void Dropout128Avx512(uint64_t key, int64_t g, int32_t threshold, floa
     for (int h = 0; h < 2; ++h) {
       const int64_t at = 32 * s + 16 * h;
       // keep <=> (w >> 8) >= threshold, as in Dropout32.
-      const __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_srli_epi32(words[h], 8), below);
-      _mm512_storeu_ps(po + at, _mm512_maskz_mul_ps(keep, _mm512_loadu_ps(px + at), vscale));
+      __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_srli_epi32(words[h], 8), below);
+      const __m512 x = _mm512_loadu_ps(px + at);
+      if (kRelu) keep &= _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);  // ReLU's x > 0
+      _mm512_storeu_ps(po + at, _mm512_maskz_mul_ps(keep, x, vscale));
       if (pm != nullptr) _mm_storeu_si128(reinterpret_cast<__m128i*>(pm + at), _mm_maskz_set1_epi8(keep, 1));
     }
   }
@@ -121,11 +129,16 @@ FS_AVX512 void Dropout128Avx512(uint64_t key, int64_t g, int32_t threshold, floa
 // in SIMD lanes (AVX-512, AVX2) or one by one, then single elements for the
 // tail. Every path draws RngKey::StreamUniform's words, so the bits do not depend on
 // the split. Any start: a keyed row (DropoutRows) starts at id * cols.
+// kRelu: dropout of ReLU(x) (ReluDropoutRows): an element is kept, and its
+// mask byte 1, only where the draw keeps it and x > 0. The product is then
+// x * scale where relu(x) * scale was, and 0 where relu's 0 * scale was 0:
+// the two kernels' bits.
+template <bool kRelu>
 void DropoutSpan(const RngKey& rng, uint64_t g, int64_t n, float p, int32_t threshold, float scale,
                  const float* px, float* po, uint8_t* pm) {
   int64_t i = 0;
   const auto one = [&](int64_t k) {
-    const bool keep = rng.StreamUniform(g + static_cast<uint64_t>(k), 0) >= p;
+    const bool keep = rng.StreamUniform(g + static_cast<uint64_t>(k), 0) >= p && (!kRelu || px[k] > 0.0f);
     po[k] = keep ? px[k] * scale : 0.0f;
     if (pm != nullptr) pm[k] = keep ? 1 : 0;
   };
@@ -133,14 +146,15 @@ void DropoutSpan(const RngKey& rng, uint64_t g, int64_t n, float p, int32_t thre
 #if defined(FS_HAVE_AVX512_PHILOX)
   if (HaveAvx512()) {
     for (; i + 128 <= n; i += 128) {
-      Dropout128Avx512(rng.key, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i,
-                       pm != nullptr ? pm + i : nullptr);
+      Dropout128Avx512<kRelu>(rng.key, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i,
+                              pm != nullptr ? pm + i : nullptr);
     }
   }
 #endif
 #if defined(__AVX2__)
   for (; i + 32 <= n; i += 32) {
-    Dropout32(rng, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i, pm != nullptr ? pm + i : nullptr);
+    Dropout32<kRelu>(rng, static_cast<int64_t>(g + i), threshold, scale, px + i, po + i,
+                     pm != nullptr ? pm + i : nullptr);
   }
 #endif
   (void)threshold;
@@ -148,7 +162,8 @@ void DropoutSpan(const RngKey& rng, uint64_t g, int64_t n, float p, int32_t thre
     const Uint4 b = rng.Bits((g + static_cast<uint64_t>(i)) >> 2, 0);
     const uint32_t words[4] = {b.x, b.y, b.z, b.w};
     for (int k = 0; k < 4; ++k) {
-      const bool keep = static_cast<float>(words[k] >> 8) * (1.0f / 16777216.0f) >= p;
+      const bool keep =
+          static_cast<float>(words[k] >> 8) * (1.0f / 16777216.0f) >= p && (!kRelu || px[i + k] > 0.0f);
       po[i + k] = keep ? px[i + k] * scale : 0.0f;
       if (pm != nullptr) pm[i + k] = keep ? 1 : 0;
     }
@@ -161,6 +176,10 @@ int32_t Threshold(float p) { return static_cast<int32_t>(std::ceil(p * 16777216.
 
 }  // namespace
 
+void DropoutStreamSpan(const RngKey& rng, uint64_t g, int64_t n, float p, const float* px, float* po, uint8_t* pm) {
+  DropoutSpan<false>(rng, g, n, p, Threshold(p), 1.0f / (1.0f - p), px, po, pm);
+}
+
 Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Tensor* mask) {
   const float* px = x.data<float>();
   float* po = out->data<float>();
@@ -169,14 +188,14 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
   const int32_t threshold = Threshold(p);
   const RngKey rng = ctx.rng;
   ctx.pool->ParallelFor(x.numel(), kElementGrain, [&](int64_t s, int64_t e) {
-    DropoutSpan(rng, static_cast<uint64_t>(s), e - s, p, threshold, scale, px + s, po + s,
-                pm != nullptr ? pm + s : nullptr);
+    DropoutSpan<false>(rng, static_cast<uint64_t>(s), e - s, p, threshold, scale, px + s, po + s,
+                       pm != nullptr ? pm + s : nullptr);
   });
   return Status::OK();
 }
 
 Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
-                   Tensor* mask) {
+                   Tensor* mask, bool relu) {
   const int64_t rows = x.size(0), cols = x.numel() / (rows > 0 ? rows : 1);
   const float* px = x.data<float>();
   const int64_t* ids = row_ids.data<int64_t>();
@@ -191,7 +210,12 @@ Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tenso
       // ids[r] * cols on (wrapping for hashed ids, still one position each).
       const uint64_t g = static_cast<uint64_t>(ids[r]) * static_cast<uint64_t>(cols);
       const int64_t at = r * cols;
-      DropoutSpan(rng, g, cols, p, threshold, scale, px + at, po + at, pm != nullptr ? pm + at : nullptr);
+      uint8_t* m = pm != nullptr ? pm + at : nullptr;
+      if (relu) {
+        DropoutSpan<true>(rng, g, cols, p, threshold, scale, px + at, po + at, m);
+      } else {
+        DropoutSpan<false>(rng, g, cols, p, threshold, scale, px + at, po + at, m);
+      }
     }
   });
   return Status::OK();

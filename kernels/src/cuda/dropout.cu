@@ -32,14 +32,15 @@ __global__ void DropoutKernel(RngKey rng, float p, float scale, const float* x, 
 }
 
 // Row-keyed: one thread per element, its word from the stream position
-// ids[r] * cols + c (DropoutRows' contract; bits equal the CPU's).
+// ids[r] * cols + c (DropoutRows' contract; bits equal the CPU's). relu:
+// ReluDropoutRows, kept only where also x > 0 (ReLU's test, false for NaN).
 __global__ void DropoutRowsKernel(RngKey rng, float p, float scale, const float* x, const int64_t* ids, int64_t cols,
-                                  float* out, uint8_t* mask, int64_t n) {
+                                  bool relu, float* out, uint8_t* mask, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = i / cols, c = i - r * cols;
     const uint64_t g = static_cast<uint64_t>(ids[r]) * static_cast<uint64_t>(cols) + static_cast<uint64_t>(c);
-    const bool keep = rng.StreamUniform(g, 0) >= p;  // (w >> 8) * 2^-24: exact
+    const bool keep = rng.StreamUniform(g, 0) >= p && (!relu || x[i] > 0.0f);  // (w >> 8) * 2^-24: exact
     out[i] = keep ? __fmul_rn(x[i], scale) : 0.0f;
     if (mask != nullptr) mask[i] = keep ? 1 : 0;
   }
@@ -76,14 +77,14 @@ Status Dropout(const ExecContext& ctx, float p, const Tensor& x, Tensor* out, Te
 }
 
 Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
-                   Tensor* mask) {
+                   Tensor* mask, bool relu) {
   const int64_t n = x.numel();
   if (n == 0) return Status::OK();
   FS_ASSIGN_OR_RETURN(cudaStream_t s, StreamOf(ctx, x.device()));
   const float scale = 1.0f / (1.0f - p);
   const int64_t cols = n / x.size(0);
   const unsigned grid = std::min<unsigned>(Blocks(n, kThreads), 65535u * 16u);
-  DropoutRowsKernel<<<grid, kThreads, 0, s>>>(ctx.rng, p, scale, x.data<float>(), row_ids.data<int64_t>(), cols,
+  DropoutRowsKernel<<<grid, kThreads, 0, s>>>(ctx.rng, p, scale, x.data<float>(), row_ids.data<int64_t>(), cols, relu,
                                               out->data<float>(), mask != nullptr ? mask->data<uint8_t>() : nullptr,
                                               n);
   return LaunchCheck("DropoutRowsKernel");

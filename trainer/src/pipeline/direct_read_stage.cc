@@ -9,6 +9,7 @@
 #include "../node_data.h"
 #include "feature_pipeline.h"
 #include "foresight/core/mapped_pages.h"
+#include "foresight/kernels/keyed_dropout.h"
 #include "foresight/kernels/ops.h"
 
 namespace foresight::trainer::internal {
@@ -26,7 +27,16 @@ Status FeaturePipeline::GatherDirect(PipelineBatch* b) {
   const int64_t n = ids.numel();
   if (config_.store == nullptr) return GatherBatchLabels(b);  // no rows: labels only, nothing read
   b->x = Tensor::Empty({n, config_.store->row_width()}, DType::kF32);
-  FS_RETURN_IF_ERROR(kernels::GatherRows(config_.ctx, config_.host_rows, ids, &b->x));
+  if (config_.input_dropout > 0.0f) {
+    // The step's dropout of x, done here as the rows are copied (see
+    // PipelineConfig::input_dropout).
+    const RngKey key = config_.input_dropout_key(b->epoch, b->index);
+    FS_RETURN_IF_ERROR(
+        kernels::GatherRowsDropout(config_.ctx.WithRng(key), config_.input_dropout, config_.host_rows, ids, &b->x));
+    b->x_dropout_key = key;
+  } else {
+    FS_RETURN_IF_ERROR(kernels::GatherRows(config_.ctx, config_.host_rows, ids, &b->x));
+  }
   FS_RETURN_IF_ERROR(GatherBatchLabels(b));
   // The counters mean what they mean on the cached path with no cache (every
   // row a miss read around the cache): the batch's distinct input rows, all

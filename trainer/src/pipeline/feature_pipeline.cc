@@ -29,6 +29,10 @@ Status FeaturePipeline::Init() {
   const PipelineConfig& c = config_;
   if (c.ctx.pool == nullptr) return Internal("pipeline: no thread pool in the context");
   if (c.order == nullptr) return Internal("pipeline: no batch order");
+  if (c.input_dropout != 0.0f && (!(c.input_dropout > 0.0f && c.input_dropout < 1.0f) || !c.input_dropout_key)) {
+    return Internal("pipeline: input_dropout " + std::to_string(c.input_dropout) +
+                    " must be in (0, 1) and come with its key");
+  }
   if (!c.page_topology) {
     // A resident (mapped) topology is read at random by every batch: map
     // all of it now, so that the first epoch does not fault it in page by

@@ -29,12 +29,16 @@
 //
 //   read        gathers x straight from the store's rows with the threaded
 //               gather kernel (one copy, f16 widened) and the seeds' labels:
-//               the work of read and assemble at once, booked as read
+//               the work of read and assemble at once, booked as read; with
+//               config.input_dropout the gather drops x out as well (the
+//               model's first dropout, done here instead of in the step)
 //   plan, assemble   not run: they book no time
 //
 // With no cache a plan is "every row bypasses", so the planner and the
 // bypass buffer (a second copy) buy nothing when the rows are addressable.
-// Both paths give a batch the same x bit for bit and the same counters
+// Both paths give a batch the same x bit for bit (before the model's first
+// dropout, which the direct path may apply and the step otherwise does,
+// with the same key and bits) and the same counters
 // (BatchIo: rows_requested, hits = 0, misses = rows_requested, bytes_read =
 // the bytes a memory / mmap store's Read of those rows reports).
 //
@@ -63,6 +67,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +98,9 @@ struct PipelineBatch {
   // Per key position: its index in plan.bypass, or -1 (a cache slot).
   std::vector<int32_t> bypass_index;
   Tensor x;       // f32 [input rows, F]
+  // Set when x is the model's dropped-out input already, dropped with this
+  // key (the direct path with config.input_dropout; see there).
+  std::optional<RngKey> x_dropout_key;
   Tensor labels;  // i64 [seeds]
   BatchIo io;
   bool wrote = false;  // compute changed rows (never for node features)
@@ -122,6 +130,16 @@ struct PipelineConfig {
   // addressable in memory (memory, mmap: TrainingFeatures::host_rows):
   // exactly the bytes store->Read returns. Undefined: rows only via Read.
   Tensor host_rows;
+  // The model's dropout of its first layer's input (p in (0, 1)), done by
+  // the direct path's gather: kernels::GatherRowsDropout keyed by the input
+  // nodes with input_dropout_key(epoch, index), the key batch (epoch,
+  // index)'s step draws for that dropout. x is then written once and never
+  // read back for the dropout, off the compute thread; the batch carries
+  // the key (x_dropout_key) and the step checks it against its own. The
+  // cached path leaves the dropout to the step (the same bits). Default:
+  // 0, none.
+  float input_dropout = 0.0f;
+  std::function<RngKey(int64_t epoch, int64_t index)> input_dropout_key;
   // Tests: run the cache planner even where the direct path applies.
   bool force_cache_planner = false;
   cache::CacheConfig cache;            // row_bytes = store->row_bytes()

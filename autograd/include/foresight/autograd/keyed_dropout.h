@@ -14,5 +14,10 @@ namespace foresight::autograd {
 // masks for its rows. An undefined row_ids keys rows by position (Dropout).
 // Identity when !tape.training() or p == 0.
 StatusOr<Var> Dropout(Tape& tape, const Var& x, float p, const Tensor& row_ids);
+// Dropout(Relu(x), p, row_ids) as one node, the same bits
+// (kernels::ReluDropoutRows): one pass instead of two, no ReLU output, one
+// backward pass through a mask that holds ReLU's sign. It draws the tape's
+// next key as Dropout does. Relu(x) alone when !tape.training() or p == 0.
+StatusOr<Var> ReluDropout(Tape& tape, const Var& x, float p, const Tensor& row_ids);
 
 }  // namespace foresight::autograd

@@ -23,6 +23,20 @@ namespace foresight::kernels {
 // device.
 Status DropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
                    Tensor* mask);
+// DropoutRows of ReLU(x) in one pass, with the bits of Activate(kRelu)
+// followed by DropoutRows: out = keep && x > 0 ? x * scale : 0. The mask
+// (if any) is 1 exactly where out took x, so DropoutBackward with it is
+// the gradient of both: ReLU's backward folded into the mask. No ReLU
+// output is written or kept for the backward.
+Status ReluDropoutRows(const ExecContext& ctx, float p, const Tensor& x, const Tensor& row_ids, Tensor* out,
+                       Tensor* mask);
+// GatherRows(src, ids) then DropoutRows keyed by the same ids, in one
+// pass: out row r = the dropout of src row ids[r] (f16 / bf16 widened as
+// GatherRows does), keyed by ids[r]; the two ops' bits. No mask: for rows
+// no gradient flows to (a GNN batch's input features, gathered and dropped
+// on the input pipeline's thread). src [N, F] f32 / f16 / bf16, ids i32 /
+// i64 [R] in [0, N), out f32 [R, F]; CPU only (the pipeline's host rows).
+Status GatherRowsDropout(const ExecContext& ctx, float p, const Tensor& src, const Tensor& ids, Tensor* out);
 // Per-edge row ids for DropoutRows on a block's edge values ([E, heads]):
 // keys[e] = a 64-bit hash of (src_ids[dst], src_ids[src]) of edge e, the
 // global ids of its two ends (a block's first num_dst sources are its

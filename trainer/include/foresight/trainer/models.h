@@ -69,20 +69,31 @@ class GnnModel : public autograd::Module {
   virtual bool NeedsWholeGraphPerLayer() const { return false; }
 
   // Layer `layer` on `block`: x has block.num_src() rows (the destinations
-  // first), the result block.num_dst() rows. Dropout applies when
-  // tape.training().
-  virtual StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer,
-                                               autograd::GraphBlock& block,
-                                               const autograd::Var& x) = 0;
+  // first), the result block.num_dst() rows. Dropout of x (keyed by the
+  // block's source ids) when tape.training(), the convolution, and the
+  // non-linearity unless it is the last layer.
+  StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
+                                       const autograd::Var& x);
 
   // All layers: blocks[0] consumes x (its num_src rows), blocks.back()
   // produces the logits. A full graph passes the same block for every layer.
+  // The layers of ForwardLayer, except that a ReLU and the next layer's
+  // dropout run as one op (autograd::ReluDropout): the same bits, a pass
+  // less each way. x_dropped: x is layer 0's dropped-out input already
+  // (the input pipeline gathered and dropped it, kernels::GatherRowsDropout)
+  // with this key, which must be the one the tape draws for that dropout
+  // (checked; the draw is taken so later layers' keys stay the same).
   StatusOr<autograd::Var> Forward(autograd::Tape& tape, std::vector<autograd::GraphBlock*>& blocks,
-                                  const autograd::Var& x);
+                                  const autograd::Var& x, const RngKey* x_dropped = nullptr);
 
  protected:
   // The init stream of layer `layer`: FromSeed(seed).Fold(kInit).Fold(layer).
   RngKey LayerInitKey(int layer) const;
+  // Layer `layer`'s convolution alone: no dropout, no non-linearity.
+  virtual StatusOr<autograd::Var> Convolve(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
+                                           const autograd::Var& x) = 0;
+  // The non-linearity between layers: ReLU (true) or ELU.
+  virtual bool ReluBetweenLayers() const { return true; }
 
   ModelConfig config_;
   autograd::Parameter* input_table_ = nullptr;
@@ -93,8 +104,10 @@ class GraphSage : public GnnModel {
  public:
   explicit GraphSage(const ModelConfig& config);
   int64_t LayerOutputDim(int layer) const override;
-  StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
-                                       const autograd::Var& x) override;
+
+ protected:
+  StatusOr<autograd::Var> Convolve(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
+                                   const autograd::Var& x) override;
 
  private:
   std::vector<autograd::SAGEConv*> convs_;
@@ -106,8 +119,10 @@ class Gcn : public GnnModel {
   explicit Gcn(const ModelConfig& config);
   int64_t LayerOutputDim(int layer) const override;
   bool NeedsWholeGraphPerLayer() const override { return true; }
-  StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
-                                       const autograd::Var& x) override;
+
+ protected:
+  StatusOr<autograd::Var> Convolve(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
+                                   const autograd::Var& x) override;
 
  private:
   std::vector<autograd::GCNConv*> convs_;
@@ -119,8 +134,11 @@ class Gat : public GnnModel {
  public:
   explicit Gat(const ModelConfig& config);
   int64_t LayerOutputDim(int layer) const override;
-  StatusOr<autograd::Var> ForwardLayer(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
-                                       const autograd::Var& x) override;
+
+ protected:
+  StatusOr<autograd::Var> Convolve(autograd::Tape& tape, int layer, autograd::GraphBlock& block,
+                                   const autograd::Var& x) override;
+  bool ReluBetweenLayers() const override { return false; }
 
  private:
   std::vector<autograd::GATConv*> convs_;
