@@ -125,7 +125,7 @@ class SasrecTrainer {
   // Enqueues batches until the table sees W batches beyond the next one.
   Status FillWindow() {
     return window_.Fill(
-        batcher_, o_.lookahead, [this](SasrecBatch* b) { return items_->Enqueue(b->keys); },
+        batcher_, o_.EffectiveLookahead(), [this](SasrecBatch* b) { return items_->Enqueue(b->keys); },
         [this] { items_->Close(); });
   }
 

@@ -79,7 +79,7 @@ void AddPlannerIndex(const MemoryInputs& in, int64_t worst_rows, MemoryEstimate*
   const int64_t flat = cache::PlannerIndexBytes(shape);
   bool window = false;
   const int64_t per_key = cache::LookaheadWindowIndexBytesPerKey();
-  const int64_t window_keys = std::min<int64_t>(n, static_cast<int64_t>(o.lookahead + 1) * worst_rows);
+  const int64_t window_keys = std::min<int64_t>(n, static_cast<int64_t>(o.EffectiveLookahead() + 1) * worst_rows);
   const int64_t window_bytes = window_keys * per_key + cache::LookaheadWindowIndexRoundingBytes();
   if (o.planner_index == "window") {
     window = shape.policy == cache::Policy::kLookahead;
@@ -98,7 +98,7 @@ void AddPlannerIndex(const MemoryInputs& in, int64_t worst_rows, MemoryEstimate*
     e->items.push_back({"planner index (an entry per node)", flat, MemoryScale::kGraph});
     return;
   }
-  e->items.push_back({"planner index (the keys of " + std::to_string(o.lookahead + 1) + " batches; " +
+  e->items.push_back({"planner index (the keys of " + std::to_string(o.EffectiveLookahead() + 1) + " batches; " +
                           std::to_string(per_key) + " B a slot more)",
                       window_bytes, MemoryScale::kBatch});
   e->index_window_keys = window_keys;
@@ -310,7 +310,7 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   // the stages' hands between hold (read: 2 queues and 3 stages; assemble:
   // the assembled queue, assemble and compute); bypass rows of one batch
   // beside them (the one being assembled).
-  const int64_t sampled_alive = 1 + cap + std::max(0, in.sample_ahead) + o.lookahead + 1 + in.max_in_flight;
+  const int64_t sampled_alive = 1 + cap + std::max(0, in.sample_ahead) + o.EffectiveLookahead() + 1 + in.max_in_flight;
   const int64_t x_alive = std::min<int64_t>(in.max_in_flight, bypass_in_x ? 2 * cap + 3 : cap + 2);
   add("batches in flight", sampled_alive * meta + x_alive * x + bypass, MemoryScale::kBatch);
   // Forward and backward of one batch: the input's dropout copy (the input
