@@ -28,9 +28,9 @@ Status FeaturePipeline::ExecutePlan(PipelineBatch* b) {
   // bytes as they are (f32, read-only): one copy out of the store's buffer
   // instead of two. Otherwise into the batch's bypass buffer (f16 is
   // widened by assemble; a writable cache writes the buffer back).
+  const bool into_x = BypassIntoX();  // then x's rows are row_bytes apart too
   uint8_t* bypass_base = nullptr;
-  int64_t bypass_stride = row_bytes;
-  if (BypassIntoX()) {
+  if (into_x) {
     FS_ASSIGN_OR_RETURN(b->x, inputs_.Take(static_cast<int64_t>(plan.keys.size()), config_.store->row_width()));
     bypass_base = reinterpret_cast<uint8_t*>(b->x.data<float>());
   } else {
@@ -47,8 +47,8 @@ Status FeaturePipeline::ExecutePlan(PipelineBatch* b) {
       return Internal("plan of batch " + std::to_string(b->seq) + ": bypass position " + std::to_string(i));
     }
     b->bypass_index[i] = static_cast<int32_t>(j);
-    const int64_t at = b->x.defined() ? i : static_cast<int64_t>(j);
-    reads.push_back({plan.keys[i], bypass_base + at * bypass_stride});
+    const int64_t at = into_x ? i : static_cast<int64_t>(j);
+    reads.push_back({plan.keys[i], bypass_base + at * row_bytes});
   }
   if (reads.empty()) return Status::OK();
   return StoreRead(reads, &b->io);
