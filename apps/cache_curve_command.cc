@@ -150,7 +150,7 @@ class CacheCurveCommand : public Command {
                                                                                trace.num_nodes));
         // Training caps the cache at the whole feature file, as here.
         c.capacity_bytes = std::min(rows, trace.num_nodes) * trace.row_bytes;
-        c.lookahead = options_.lookahead;
+        c.lookahead = options_.EffectiveLookahead();
         c.key_space = trace.num_nodes;
         const int64_t slots = c.capacity_bytes / c.row_bytes;
         if (c.policy == cache::Policy::kLookahead) c.hot_slots = trainer::HotSlots(as_trained, slots);
@@ -174,7 +174,7 @@ class CacheCurveCommand : public Command {
                             {"distinct_rows", distinct},
                             {"batches", trace.batches.size()},
                             {"epoch", epoch_},
-                            {"lookahead", options_.lookahead}};
+                            {"lookahead", options_.EffectiveLookahead()}};
         std::printf("%s\n", j.dump().c_str());
         if (slots > 0) {  // a log axis has no 0
           line.x.push_back(100.0 * fraction);
@@ -188,7 +188,7 @@ class CacheCurveCommand : public Command {
     if (lines.empty()) return InvalidArgument("--sizes: every size holds less than one row; nothing to plot");
     plot::Panel panel;
     panel.title = std::filesystem::path(dataset_).filename().string() + ": feature cache miss ratio, epoch " +
-                  std::to_string(epoch_) + ", lookahead " + std::to_string(options_.lookahead);
+                  std::to_string(epoch_) + ", lookahead " + std::to_string(options_.EffectiveLookahead());
     panel.x_label = "cache size (% of feature rows)";
     panel.y_label = "miss ratio (misses / rows requested)";
     panel.log_x = true;

@@ -143,7 +143,14 @@ struct Setter {
     return Status::OK();
   }
   Status operator()(int TrainOptions::*f) const {
-    FS_ASSIGN_OR_RETURN(int64_t x, ToInt(value, where, kTypeInt));
+    if (key.unset_word != nullptr && (value.kind == ConfigValue::Kind::kText ||
+                                      value.kind == ConfigValue::Kind::kString) &&
+        value.text == key.unset_word) {
+      options->*f = static_cast<int>(key.unset_value);
+      return Status::OK();
+    }
+    const std::string expected = ExpectedType(key);
+    FS_ASSIGN_OR_RETURN(int64_t x, ToInt(value, where, expected.c_str()));
     if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max()) {
       return InvalidArgument(where + ": " + std::to_string(x) + " is out of range");
     }
@@ -310,8 +317,10 @@ const std::vector<TrainKey>& TrainKeys() {
        "Feature cache capacity (K/M/G = KiB/MiB/GiB; 0 = no cache; default: auto = what --memory-budget "
        "leaves, else 0)",
        &O::cache_size, nullptr, false, true, "auto", -1},
-      {"lookahead", "Batches the sampler runs ahead of training (the cache's window W)", &O::lookahead,
-       nullptr, false},
+      {"lookahead",
+       "Batches the sampler runs ahead of training (the cache's window W); auto = 64 for node features on the "
+       "disk store under --order partition with the lookahead cache, else 32",
+       &O::lookahead, nullptr, false, false, "auto", -1},
       {"io-depth", "Disk store: I/O requests in flight", &O::io_depth, nullptr, false},
       {"page-companions",
        "Disk store, lookahead cache: with each miss also fetch the rows on its 4 KiB page that the window "
@@ -319,12 +328,14 @@ const std::vector<TrainKey>& TrainKeys() {
        &O::page_companions, "on|off", false},
       {"read-gap",
        "Disk store: a batch's reads that lie at most this many bytes apart join one request, the bytes between "
-       "read and dropped (K/M/G = KiB/MiB/GiB; fewer, longer reads; results unchanged)",
-       &O::read_gap, nullptr, false, true},
+       "read and dropped (K/M/G = KiB/MiB/GiB; fewer, longer reads; results unchanged); auto = 12K for node "
+       "features on the disk store under --order partition with the lookahead cache, else 0",
+       &O::read_gap, nullptr, false, true, "auto", -1},
       {"companion-span",
        "Disk store, page companions on: bring with each miss the rows the window needs from its aligned span of "
-       "this many bytes, a multiple of 4K (default 4K: its page; results unchanged)",
-       &O::companion_span, nullptr, false, true},
+       "this many bytes, a multiple of 4K (results unchanged); auto = 64K for node features on the disk store "
+       "under --order partition, else 4K (its page)",
+       &O::companion_span, nullptr, false, true, "auto", -1},
       {"planner-index",
        "Lookahead feature cache: the planner's index of keys, an array over the nodes (flat: 24 B a node, fastest) "
        "or a map of the window's and the cache's keys (window: 64 B a key); auto = whichever leaves the cache more "
@@ -429,7 +440,8 @@ const TrainKey* FindTrainKey(const std::string& name) {
 std::string ExpectedType(const TrainKey& key) {
   if (key.choices != nullptr) return std::string("one of ") + key.choices;
   if (key.bytes) return kTypeBytes;
-  return std::visit(TypeNamer{}, key.field);
+  const std::string type = std::visit(TypeNamer{}, key.field);
+  return key.unset_word != nullptr ? type + " or '" + key.unset_word + "'" : type;
 }
 
 std::string FormatTrainValue(const TrainKey& key, const TrainOptions& options) {
@@ -439,8 +451,8 @@ std::string FormatTrainValue(const TrainKey& key, const TrainOptions& options) {
         const T& v = options.*field;
         if constexpr (std::is_same_v<T, std::string>) {
           return v;
-        } else if constexpr (std::is_same_v<T, int64_t>) {
-          if (key.bytes && key.unset_word != nullptr && v == key.unset_value) return key.unset_word;
+        } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, int>) {
+          if (key.unset_word != nullptr && v == key.unset_value) return key.unset_word;
           return std::to_string(v);
         } else if constexpr (std::is_same_v<T, bool>) {
           return (key.negate ? !v : v) ? "true" : "false";

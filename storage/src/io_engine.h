@@ -38,8 +38,11 @@ class IoEngine {
   virtual Status Queue(const IoOp& op) = 0;
   // Hands the queued operations to the kernel.
   virtual Status Submit() = 0;
-  // Blocks (passively) until an operation completes.
-  virtual StatusOr<IoCompletion> WaitOne() = 0;
+  // Hands the queued operations to the kernel, then blocks (passively)
+  // until at least `n` completions are ready for TryReap; `n` must not
+  // exceed the operations outstanding. One wake-up for n completions: the
+  // disk store waits for several at once rather than waking per read.
+  virtual Status WaitReady(int n) = 0;
   // A completion if one is ready, without blocking.
   virtual bool TryReap(IoCompletion* out) = 0;
 };

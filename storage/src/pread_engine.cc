@@ -1,5 +1,5 @@
 // The synchronous engine: each queued operation is one pread/pwrite (EINTR
-// and short transfers retried), its completion kept for WaitOne.
+// and short transfers retried), its completion kept for TryReap.
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,10 +34,13 @@ class PreadEngine final : public IoEngine {
     return Status::OK();
   }
   Status Submit() override { return Status::OK(); }
-  StatusOr<IoCompletion> WaitOne() override {
-    IoCompletion c;
-    if (!TryReap(&c)) return Internal("pread engine: WaitOne with nothing queued");
-    return c;
+  // Every queued operation has completed already.
+  Status WaitReady(int n) override {
+    if (static_cast<int64_t>(done_.size()) < n) {
+      return Internal("pread engine: waiting for " + std::to_string(n) + " completions with " +
+                      std::to_string(done_.size()) + " outstanding");
+    }
+    return Status::OK();
   }
   bool TryReap(IoCompletion* out) override {
     if (done_.empty()) return false;

@@ -80,15 +80,15 @@ class UringEngine final : public IoEngine {
     return Status::OK();
   }
 
-  StatusOr<IoCompletion> WaitOne() override {
+  Status WaitReady(int n) override {
     FS_RETURN_IF_ERROR(Submit());
     io_uring_cqe* cqe = nullptr;
     int r;
     do {
-      r = io_uring_wait_cqe(&ring_, &cqe);
+      r = io_uring_wait_cqe_nr(&ring_, &cqe, static_cast<unsigned>(std::max(1, n)));
     } while (r == -EINTR);
-    if (r < 0) return ErrnoError("io_uring_wait_cqe", -r);
-    return Take(cqe);
+    if (r < 0) return ErrnoError("io_uring_wait_cqe_nr", -r);
+    return Status::OK();
   }
 
   bool TryReap(IoCompletion* out) override {

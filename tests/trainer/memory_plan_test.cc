@@ -299,6 +299,47 @@ TEST_F(StaticPolicyTest, ThePlannerIndexTakesTheLayoutThatLeavesMoreCache) {
   EXPECT_ERROR_CONTAINS(o.Validate(), "planner_index: 'sometimes' is not one of auto, flat, window");
 }
 
+// The plan counts the window that runs: with the auto lookahead on the
+// disk store under the partition order, that of --lookahead 64 (its
+// planner index and sampled batches in flight), elsewhere that of 32.
+TEST_F(StaticPolicyTest, ThePlanCountsTheAutoWindow) {
+  TrainOptions o = Options();
+  o.feature_store = "disk";
+  o.order = "partition";
+  o.cache_size = 100 * kPipelineRowBytes;
+  o.planner_index = "window";
+  // Small batches, so that neither window's keys reach the node count.
+  o.batch_size = 4;
+  o.fanouts = {1, 1};
+  PlanInputs plan(o);
+  ASSERT_TRUE(plan.dataset != nullptr);
+  internal::MemoryInputs& in = plan.in;
+  auto items = [&in] {
+    std::vector<std::pair<std::string, int64_t>> out;
+    for (const internal::MemoryItem& i : internal::EstimateMemory(in).items) out.emplace_back(i.name, i.bytes);
+    return out;
+  };
+  auto bytes_of = [](const std::vector<std::pair<std::string, int64_t>>& list, const std::string& prefix) {
+    for (const auto& [name, bytes] : list) {
+      if (name.rfind(prefix, 0) == 0) return bytes;
+    }
+    return int64_t{-1};
+  };
+  ASSERT_EQ(o.lookahead, -1);
+  const auto automatic = items();
+  o.lookahead = 64;
+  EXPECT_EQ(automatic, items());
+  o.lookahead = 32;
+  const auto narrow = items();
+  EXPECT_LT(bytes_of(narrow, "batches in flight"), bytes_of(automatic, "batches in flight"));
+  EXPECT_LT(bytes_of(narrow, "planner index"), bytes_of(automatic, "planner index"));
+  // The random order's auto window is 32.
+  o.order = "random";
+  const auto random32 = items();
+  o.lookahead = -1;
+  EXPECT_EQ(random32, items());
+}
+
 // A run whose planner indexes the window's keys trains as the memory store
 // does (the plans do not depend on the index: planner_rules_test).
 TEST_F(StaticPolicyTest, AWindowIndexedCacheGivesTheSameResults) {

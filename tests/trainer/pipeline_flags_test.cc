@@ -34,10 +34,15 @@ TEST(PipelineFlagsTest, DefaultsAndSpecialWords) {
   EXPECT_EQ(d.feature_store, "mmap");
   EXPECT_EQ(d.cache_policy, "lookahead");
   EXPECT_EQ(d.cache_size, -1);
-  EXPECT_EQ(d.lookahead, 32);
+  EXPECT_EQ(d.lookahead, -1);
+  EXPECT_EQ(d.read_gap, -1);
+  EXPECT_EQ(d.companion_span, -1);
   EXPECT_EQ(d.io_depth, 64);
   EXPECT_EQ(d.memory_budget, 0);
   EXPECT_EQ(FormatTrainValue(*FindTrainKey("cache-size"), d), "auto");
+  EXPECT_EQ(FormatTrainValue(*FindTrainKey("lookahead"), d), "auto");
+  EXPECT_EQ(FormatTrainValue(*FindTrainKey("read-gap"), d), "auto");
+  EXPECT_EQ(FormatTrainValue(*FindTrainKey("companion-span"), d), "auto");
   EXPECT_EQ(FormatTrainValue(*FindTrainKey("memory-budget"), d), "none");
   ASSERT_OK_AND_ASSIGN(TrainOptions o, ResolveTrainOptions("", {{"cache-size", ConfigValue::Text("0")},
                                                                 {"memory-budget", ConfigValue::Text("none")}},
@@ -46,6 +51,19 @@ TEST(PipelineFlagsTest, DefaultsAndSpecialWords) {
   EXPECT_EQ(o.memory_budget, 0);
   ASSERT_OK_AND_ASSIGN(o, ResolveTrainOptions("", {{"cache-size", ConfigValue::Text("auto")}}, "data"));
   EXPECT_EQ(o.cache_size, -1);
+  // The read options take auto and concrete values alike.
+  ASSERT_OK_AND_ASSIGN(o, ResolveTrainOptions("", {{"lookahead", ConfigValue::Text("16")},
+                                                   {"read-gap", ConfigValue::Text("8K")},
+                                                   {"companion-span", ConfigValue::Text("32K")}},
+                                              "data"));
+  EXPECT_EQ(o.lookahead, 16);
+  EXPECT_EQ(o.read_gap, 8 << 10);
+  EXPECT_EQ(o.companion_span, 32 << 10);
+  ASSERT_OK_AND_ASSIGN(o, ResolveTrainOptions("", {{"lookahead", ConfigValue::Text("auto")},
+                                                   {"read-gap", ConfigValue::Text("auto")}},
+                                              "data"));
+  EXPECT_EQ(o.lookahead, -1);
+  EXPECT_EQ(o.read_gap, -1);
 }
 
 TEST(PipelineFlagsTest, BadValuesNameTheFlag) {
@@ -57,6 +75,8 @@ TEST(PipelineFlagsTest, BadValuesNameTheFlag) {
                         "--feature-store", "memory|mmap|disk", "'ssd'");
   EXPECT_ERROR_CONTAINS(ResolveTrainOptions("", {{"order", ConfigValue::Text("bfs")}}, "data"), "--order",
                         "random|partition");
+  EXPECT_ERROR_CONTAINS(ResolveTrainOptions("", {{"lookahead", ConfigValue::Text("many")}}, "data"),
+                        "--lookahead", "an integer or 'auto'", "'many'");
 }
 
 TEST(PipelineFlagsTest, ConfigFileKeys) {

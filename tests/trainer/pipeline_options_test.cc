@@ -27,14 +27,14 @@ TEST(PipelineOptionsTest, BadValuesAndCombinationsNameTheOption) {
       {[](TrainOptions* o) { o->feature_store = "ssd"; }, {"feature_store", "'ssd'", "memory, mmap, disk"}},
       {[](TrainOptions* o) { o->cache_policy = "belady"; }, {"cache_policy", "'belady'", "lookahead, lru, static"}},
       {[](TrainOptions* o) { o->cache_size = -2; }, {"cache_size", "-2"}},
-      {[](TrainOptions* o) { o->lookahead = -1; }, {"lookahead", "-1"}},
+      {[](TrainOptions* o) { o->lookahead = -2; }, {"lookahead", "-2"}},
       {[](TrainOptions* o) { o->io_depth = 0; }, {"io_depth", "0"}},
       {[](TrainOptions* o) { o->memory_budget = -1; }, {"memory_budget", "-1"}},
       {[](TrainOptions* o) { o->order = "metis"; }, {"order", "'metis'", "random, partition"}},
       {[](TrainOptions* o) { o->sampling = "some"; }, {"sampling", "'some'", "full, resident"}},
       {[](TrainOptions* o) { o->resident_partitions = -3; }, {"resident_partitions", "-3"}},
       {[](TrainOptions* o) { o->sampling = "resident"; }, {"sampling: resident", "order = partition"}},
-      {[](TrainOptions* o) { o->read_gap = -1; }, {"read_gap", "-1"}},
+      {[](TrainOptions* o) { o->read_gap = -2; }, {"read_gap", "-2"}},
       {[](TrainOptions* o) { o->companion_span = 6000; }, {"companion_span", "multiple of 4096", "6000"}},
       {[](TrainOptions* o) { o->hot_rank = "out-degree"; }, {"hot_rank", "'out-degree'", "in-degree, halo"}},
       {[](TrainOptions* o) { o->hot_rank = "halo"; }, {"hot_rank", "order partition", "random"}},
@@ -63,6 +63,48 @@ TEST(PipelineOptionsTest, BadValuesAndCombinationsNameTheOption) {
       EXPECT_NE(s.message().find(part), std::string::npos) << "'" << s.message() << "' lacks '" << part << "'";
     }
   }
+}
+
+// lookahead, read_gap and companion_span default to auto: the wide reads
+// measured on partition-ordered graphs (64 batches, 12 KiB, 64 KiB) where
+// the GNN's node features come from the disk store through the lookahead
+// cache under order partition, the old defaults (32, 0, the 4 KiB page)
+// everywhere else; a value given is kept.
+TEST(PipelineOptionsTest, AutoReadsAreWideOnlyForTheDiskStoreUnderPartitionOrder) {
+  TrainOptions o = PipelineOptions("some/dataset");
+  o.feature_store = "disk";
+  o.order = "partition";
+  ASSERT_OK(o.Validate());
+  EXPECT_TRUE(o.PartitionDiskReads());
+  EXPECT_EQ(o.EffectiveLookahead(), 64);
+  EXPECT_EQ(o.EffectiveReadGap(), 12 << 10);
+  EXPECT_EQ(o.EffectiveCompanionSpan(), 64 << 10);
+  struct Case {
+    const char* what;
+    void (*change)(TrainOptions*);
+  };
+  const Case narrow[] = {
+      {"random order", [](TrainOptions* p) { p->order = "random"; }},
+      {"mmap store", [](TrainOptions* p) { p->feature_store = "mmap"; }},
+      {"memory store", [](TrainOptions* p) { p->feature_store = "memory"; }},
+      {"lru cache", [](TrainOptions* p) { p->cache_policy = "lru"; }},
+      {"link task", [](TrainOptions* p) { p->task = "link"; }},
+      {"dlrm", [](TrainOptions* p) { p->model = "dlrm"; }},
+  };
+  for (const Case& c : narrow) {
+    TrainOptions n = o;
+    c.change(&n);
+    EXPECT_FALSE(n.PartitionDiskReads()) << c.what;
+    EXPECT_EQ(n.EffectiveLookahead(), 32) << c.what;
+    EXPECT_EQ(n.EffectiveReadGap(), 0) << c.what;
+    EXPECT_EQ(n.EffectiveCompanionSpan(), 4096) << c.what;
+  }
+  o.lookahead = 8;
+  o.read_gap = 0;
+  o.companion_span = 4096;
+  EXPECT_EQ(o.EffectiveLookahead(), 8);
+  EXPECT_EQ(o.EffectiveReadGap(), 0);
+  EXPECT_EQ(o.EffectiveCompanionSpan(), 4096);
 }
 
 using PipelineDatasetErrorsTest = foresight::testing::FreshPipelineDatasetTest;

@@ -127,6 +127,10 @@ TEST_F(PipelinePartitionTest, CompanionSpanAndReadGapIssueFewerReadsWithTheSameR
   const std::vector<EpochMetrics> reference = TrainHistory(o);
   o.feature_store = "disk";
   o.cache_size = kPipelineFeatureBytes / 4;
+  // Session 13's reads: companions from the miss's page, no read gap.
+  o.companion_span = 4 << 10;
+  o.read_gap = 0;
+  o.lookahead = 32;
   const std::vector<EpochMetrics> pages = TrainHistory(o);
   foresight::testing::ExpectSameResults(reference, pages, "disk, page companions");
   o.companion_span = 16 << 10;
@@ -140,6 +144,40 @@ TEST_F(PipelinePartitionTest, CompanionSpanAndReadGapIssueFewerReadsWithTheSameR
   o.hot_fraction = 0.25f;
   o.hot_rank = "halo";
   foresight::testing::ExpectSameResults(reference, TrainHistory(o), "disk, spans, static tier of halo rows");
+}
+
+// With no read flags the disk store under the partition order reads as
+// --companion-span 64K --read-gap 12K --lookahead 64 do
+// (TrainOptions::PartitionDiskReads): the very reads of those flags, fewer
+// than the page companions alone, and the memory store's results.
+TEST_F(PipelinePartitionTest, TheDiskStoreUnderPartitionOrderDefaultsToWideReads) {
+  TrainOptions o = PipelineOptions(Parted());
+  o.order = "partition";
+  o.resident_partitions = 1;
+  o.feature_store = "memory";
+  o.cache_size = 0;
+  const std::vector<EpochMetrics> reference = TrainHistory(o);
+  o.feature_store = "disk";
+  o.cache_size = kPipelineFeatureBytes / 4;
+  ASSERT_EQ(o.lookahead, -1);  // auto, as a user who names none gets
+  ASSERT_EQ(o.read_gap, -1);
+  ASSERT_EQ(o.companion_span, -1);
+  const std::vector<EpochMetrics> defaults = TrainHistory(o);
+  foresight::testing::ExpectSameResults(reference, defaults, "disk, default reads");
+  o.companion_span = 64 << 10;
+  o.read_gap = 12 << 10;
+  o.lookahead = 64;
+  const std::vector<EpochMetrics> wide = TrainHistory(o);
+  ASSERT_EQ(defaults.size(), wide.size());
+  for (size_t e = 0; e < wide.size(); ++e) {
+    EXPECT_EQ(defaults[e].reads_issued, wide[e].reads_issued) << "epoch " << e;
+    EXPECT_EQ(defaults[e].bytes_read, wide[e].bytes_read) << "epoch " << e;
+    EXPECT_EQ(defaults[e].cache_misses, wide[e].cache_misses) << "epoch " << e;
+  }
+  o.companion_span = 4 << 10;
+  o.read_gap = 0;
+  o.lookahead = 32;
+  EXPECT_LT(TotalReads(defaults), TotalReads(TrainHistory(o)));
 }
 
 TEST_F(PipelinePartitionTest, PartitionOrderNeedsAPartitionedDataset) {

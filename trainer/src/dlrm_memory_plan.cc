@@ -9,7 +9,7 @@ namespace foresight::trainer::internal {
 int64_t DlrmWindowKeys(const TrainOptions& o, const storage::ClicksDataset& d) {
   int64_t ids_per_sample = 0;
   for (int64_t k = 0; k < d.num_fields(); ++k) ids_per_sample += d.field(k).bag_size;
-  return (static_cast<int64_t>(o.lookahead) + 3) * std::max(o.batch_size, o.eval_batch_size) * ids_per_sample;
+  return (static_cast<int64_t>(o.EffectiveLookahead()) + 3) * std::max(o.batch_size, o.eval_batch_size) * ids_per_sample;
 }
 
 MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
@@ -34,7 +34,7 @@ MemoryEstimate EstimateDlrmMemory(const DlrmMemoryInputs& in) {
   // keys and inverse in the table's queue, offsets, dense features and
   // targets.
   const int64_t per_batch = batch * (ids_per_sample * 8 * 3 + d.num_fields() * 8 + d.num_dense() * 4 + 4);
-  add("lookahead batches", (static_cast<int64_t>(o.lookahead) + 2) * per_batch);
+  add("lookahead batches", (static_cast<int64_t>(o.EffectiveLookahead()) + 2) * per_batch);
   // A batch's rows read around the cache, at most one per id (disk and
   // rocksdb read the next batch ahead: two regions).
   const int64_t regions = o.table_store == "disk" || o.table_store == "rocksdb" ? 2 : 1;

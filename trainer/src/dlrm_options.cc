@@ -111,7 +111,9 @@ Status ValidateDlrmOptions(const TrainOptions& o) {
     return InvalidArgument("cache_size: must be >= 0 bytes (or -1: sized from memory_budget), got " +
                            std::to_string(o.cache_size));
   }
-  if (o.lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(o.lookahead));
+  if (o.lookahead < -1) {
+    return InvalidArgument("lookahead: must be >= 0 batches (or -1: auto), got " + std::to_string(o.lookahead));
+  }
   if (o.io_depth < 1) return InvalidArgument("io_depth: must be >= 1, got " + std::to_string(o.io_depth));
   if (o.memory_budget < 0) {
     return InvalidArgument("memory_budget: must be >= 0 bytes (0 = none), got " + std::to_string(o.memory_budget));

@@ -166,7 +166,7 @@ Status DlrmTrainer::OpenData() {
 // Keeps the current batch and the W + 1 after it enqueued on the tables
 // (the one after the current is planned and read while the current computes).
 Status DlrmTrainer::Fill() {
-  const int64_t want = static_cast<int64_t>(o_.lookahead) + 2;
+  const int64_t want = static_cast<int64_t>(o_.EffectiveLookahead()) + 2;
   while (!schedule_done_ && (batches_ahead_ < want || window_.empty())) {
     Inflight next;
     if (!schedule_->Next(&next.item)) {

@@ -60,7 +60,7 @@ StatusOr<DlrmTables> OpenDlrmTables(const TrainOptions& o, const storage::Clicks
     eo.store.path = out.dir->path() + (eo.store.kind == storage::RowStoreKind::kRocksDb ? "/tables" : "/tables.npy");
   }
   FS_ASSIGN_OR_RETURN(eo.cache.policy, cache::ParsePolicy(o.cache_policy));
-  eo.cache.lookahead = o.lookahead;
+  eo.cache.lookahead = o.EffectiveLookahead();
   // Disk and RocksDB tables read the next batch's rows while a step
   // computes (the runner keeps W + 1 batches enqueued after the current).
   eo.read_ahead = eo.store.kind == storage::RowStoreKind::kDisk || eo.store.kind == storage::RowStoreKind::kRocksDb;

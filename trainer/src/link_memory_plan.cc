@@ -15,7 +15,7 @@ int64_t LinkBatchIds(const TrainOptions& o, int64_t num_train) {
 }
 
 int64_t LinkWindowKeys(const TrainOptions& o, int64_t num_train) {
-  return (static_cast<int64_t>(o.lookahead) + 3) * LinkBatchIds(o, num_train);
+  return (static_cast<int64_t>(o.EffectiveLookahead()) + 3) * LinkBatchIds(o, num_train);
 }
 
 LinkPart LargestLinkPart(const TrainOptions& o, int64_t num_train, int ranks) {
@@ -60,7 +60,7 @@ MemoryEstimate EstimateLinkMemory(const LinkMemoryInputs& in) {
   // and inverse in the table's queue.
   const int64_t b = std::min(o.batch_size, m);
   const int64_t ids = LinkBatchIds(o, m);
-  add("lookahead batches", (static_cast<int64_t>(o.lookahead) + 2) * (ids * 8 * 3 + b * 8 * 5), MemoryScale::kBatch);
+  add("lookahead batches", (static_cast<int64_t>(o.EffectiveLookahead()) + 2) * (ids * 8 * 3 + b * 8 * 5), MemoryScale::kBatch);
   // A batch's rows read around the cache, at most one per id.
   if (o.table_store != "memory" || o.cache_size > 0) add("bypass rows", ids * in.row_bytes, MemoryScale::kBatch);
   // The compute turn: a step's rows and gradients of the rank's part
@@ -94,7 +94,7 @@ MemoryEstimate EstimateLinkMemory(const LinkMemoryInputs& in) {
     const int64_t g = ids + b * relation_keys, p = part.entity_ids + part.positives * relation_keys;
     const int64_t n = in.ranks;
     add("exchanges (ids, rows, gradients)",
-        2 * (2 * g + p) * d * 4 + (2 * n * p + 2 * p + 4 * g) * 8 + (o.lookahead + 2) * (g + n * p),
+        2 * (2 * g + p) * d * 4 + (2 * n * p + 2 * p + 4 * g) * 8 + (o.EffectiveLookahead() + 2) * (g + n * p),
         MemoryScale::kBatch);
   }
   if (step >= eval) {
@@ -151,7 +151,7 @@ void WriteLinkPlan(const TrainOptions& o, const storage::LinkTriples& lt, const 
                                     std::to_string(ranks[static_cast<size_t>(rank)].entity_rows) + " entities)"
                               : std::string()) +
                      ", " + std::to_string(o.batch_size) + " triples a batch, " + std::to_string(o.negatives) +
-                     " negatives a chunk side, " + std::to_string(o.lookahead) + " batches of lookahead, " +
+                     " negatives a chunk side, " + std::to_string(o.EffectiveLookahead()) + " batches of lookahead, " +
                      o.table_store + " entity store, rows of " + FormatBytes(row_bytes) + "):\n" +
                      e.Table("entity cache");
   if (o.memory_budget > 0 && !memory) {

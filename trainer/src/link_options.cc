@@ -77,7 +77,9 @@ Status TrainOptions::ValidateLink() const {
   if (const char* changed = ChangedFeatureReadOption()) {
     return InvalidArgument(std::string(changed) + ": applies to the GNN feature store of task node, not to task link");
   }
-  if (lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(lookahead));
+  if (lookahead < -1) {
+    return InvalidArgument("lookahead: must be >= 0 batches (or -1: auto), got " + std::to_string(lookahead));
+  }
   if (eval_negatives < 0) {
     return InvalidArgument("eval_negatives: must be >= 0 (0 = every entity), got " + std::to_string(eval_negatives));
   }

@@ -259,7 +259,7 @@ class ShardedLinkTrainer : public LinkModel {
   // batches beyond the next one, or all of them. Collective.
   Status FillWindow() {
     return window_.Fill(
-        batcher_, o_.lookahead,
+        batcher_, o_.EffectiveLookahead(),
         [this](LinkBatch* whole) {
           const int ranks = comm_->size();
           std::vector<int64_t> entity_parts(static_cast<size_t>(ranks)), relation_parts(static_cast<size_t>(ranks));

@@ -29,7 +29,7 @@ void SetLinkEntityTableOptions(const TrainOptions& o, kernels::SparseOptimizer o
   t->init.seed = o.seed;
   t->init.scale = o.init_scale;
   t->store.create = true;
-  t->cache.lookahead = o.lookahead;
+  t->cache.lookahead = o.EffectiveLookahead();
   t->cache.policy = o.cache_policy == "lru" ? cache::Policy::kLru : cache::Policy::kLookahead;
 }
 

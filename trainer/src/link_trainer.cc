@@ -201,7 +201,7 @@ class LinkTrainer : public LinkModel {
   // (the lookahead window), or all of them.
   Status FillWindow() {
     return window_.Fill(
-        batcher_, o_.lookahead,
+        batcher_, o_.EffectiveLookahead(),
         [this](LinkBatch* b) {
           FS_RETURN_IF_ERROR(entities_->Enqueue(b->entity_keys));
           return relations_->Enqueue(b->relation_keys);

@@ -353,7 +353,7 @@ class MiniBatchRunner : public EpochRunner {
     out->minimum_budget_bytes =
         MinimumBudget(e, RowBytes() + FeatureSlotBytes(o, state_.data->dataset->num_nodes(), e));
     std::string text = "memory plan of " + o.dataset + " (" + std::to_string(o.batch_size) + " seeds a batch, " +
-                       std::to_string(o.lookahead) + " batches of lookahead, " + o.feature_store +
+                       std::to_string(o.EffectiveLookahead()) + " batches of lookahead, " + o.feature_store +
                        " feature store):\n" + e.Table();
     text += "evaluation: chunks of " + std::to_string(e.evaluation.chunk_size) + " destinations, " +
             FormatBytes(e.evaluation.layer_bytes) + " of hidden layers in RAM (the rest in a scratch file)\n";
@@ -480,7 +480,7 @@ class MiniBatchRunner : public EpochRunner {
     c.cache.policy = cache_policy_;
     c.cache.capacity_bytes = cache_bytes_;
     c.cache.row_bytes = RowBytes();
-    c.cache.lookahead = o.lookahead;
+    c.cache.lookahead = o.EffectiveLookahead();
     c.cache.writable = false;
     c.cache.key_space = d.num_nodes();
     // The planner's index as the memory plan chose it: a map made for the
@@ -494,7 +494,7 @@ class MiniBatchRunner : public EpochRunner {
     if (o.feature_store == "disk" && o.page_companions == "on" && RowBytes() > 0 && RowBytes() <= kPage / 2 &&
         kPage % RowBytes() == 0) {
       c.cache.page_rows = kPage / RowBytes();
-      c.cache.companion_rows = o.companion_span / RowBytes();
+      c.cache.companion_rows = o.EffectiveCompanionSpan() / RowBytes();
     }
     // The static policy's rows, or the lookahead's static tier (a part of
     // the same slots: the cache term of the memory plan holds both tiers).

@@ -79,7 +79,9 @@ Status ValidateSasrecOptions(const TrainOptions& o) {
   if (const char* changed = o.ChangedFeatureReadOption()) {
     return InvalidArgument(std::string(changed) + ": applies to the GNN feature store of task node, not to sasrec");
   }
-  if (o.lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(o.lookahead));
+  if (o.lookahead < -1) {
+    return InvalidArgument("lookahead: must be >= 0 batches (or -1: auto), got " + std::to_string(o.lookahead));
+  }
   if (o.io_depth < 1) return InvalidArgument("io_depth: must be >= 1, got " + std::to_string(o.io_depth));
   return Status::OK();
 }

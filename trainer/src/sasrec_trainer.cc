@@ -71,7 +71,7 @@ class SasrecTrainer {
       eo.store.path = dir_->path() + (eo.store.kind == storage::RowStoreKind::kRocksDb ? "/items" : "/items.npy");
     }
     FS_ASSIGN_OR_RETURN(eo.cache.policy, cache::ParsePolicy(o_.cache_policy));
-    eo.cache.lookahead = o_.lookahead;
+    eo.cache.lookahead = o_.EffectiveLookahead();
     eo.cache.capacity_bytes = o_.cache_size > 0 ? o_.cache_size : 0;
     FS_ASSIGN_OR_RETURN(items_, embed::EmbeddingTable::Open(eo));
     sparse_.kind = eo.optimizer;
@@ -125,7 +125,7 @@ class SasrecTrainer {
   // Enqueues batches until the table sees W batches beyond the next one.
   Status FillWindow() {
     return window_.Fill(
-        batcher_, o_.lookahead, [this](SasrecBatch* b) { return items_->Enqueue(b->keys); },
+        batcher_, o_.EffectiveLookahead(), [this](SasrecBatch* b) { return items_->Enqueue(b->keys); },
         [this] { items_->Close(); });
   }
 

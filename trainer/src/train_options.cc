@@ -26,6 +26,27 @@ float TrainOptions::EffectiveHotFraction() const {
   return cache_policy == "lookahead" ? kAutoHotFraction : 0.0f;
 }
 
+bool TrainOptions::PartitionDiskReads() const {
+  const bool gnn = model == "sage" || model == "gcn" || model == "gat";
+  return task == "node" && gnn && !full_graph && feature_store == "disk" && order == "partition" &&
+         cache_policy == "lookahead";
+}
+
+int TrainOptions::EffectiveLookahead() const {
+  if (lookahead >= 0) return lookahead;
+  return PartitionDiskReads() ? kPartitionDiskLookahead : 32;
+}
+
+int64_t TrainOptions::EffectiveReadGap() const {
+  if (read_gap >= 0) return read_gap;
+  return PartitionDiskReads() ? kPartitionDiskReadGap : 0;
+}
+
+int64_t TrainOptions::EffectiveCompanionSpan() const {
+  if (companion_span >= 0) return companion_span;
+  return PartitionDiskReads() ? kPartitionDiskCompanionSpan : 4096;
+}
+
 const char* TrainOptions::ChangedFeatureReadOption() const {
   const TrainOptions d;
   if (hot_rank != d.hot_rank) return "hot_rank";
@@ -136,9 +157,12 @@ Status TrainOptions::Validate() const {
   if (hot_fraction != -1 && !(hot_fraction >= 0 && hot_fraction <= 1)) {
     return InvalidArgument("hot_fraction: must be in [0, 1] (or -1: auto), got " + std::to_string(hot_fraction));
   }
-  if (read_gap < 0) return InvalidArgument("read_gap: must be >= 0 bytes, got " + std::to_string(read_gap));
-  if (companion_span < 4096 || companion_span % 4096 != 0) {
-    return InvalidArgument("companion_span: must be a multiple of 4096 bytes, got " + std::to_string(companion_span));
+  if (read_gap < -1) {
+    return InvalidArgument("read_gap: must be >= 0 bytes (or -1: auto), got " + std::to_string(read_gap));
+  }
+  if (companion_span != -1 && (companion_span < 4096 || companion_span % 4096 != 0)) {
+    return InvalidArgument("companion_span: must be a multiple of 4096 bytes (or -1: auto), got " +
+                           std::to_string(companion_span));
   }
   if (hot_rank != "in-degree" && hot_rank != "halo") {
     return InvalidArgument("hot_rank: '" + hot_rank + "' is not one of in-degree, halo");
@@ -155,7 +179,9 @@ Status TrainOptions::Validate() const {
     return InvalidArgument("cache_size: must be >= 0 bytes (or -1: sized from memory_budget), got " +
                            std::to_string(cache_size));
   }
-  if (lookahead < 0) return InvalidArgument("lookahead: must be >= 0 batches, got " + std::to_string(lookahead));
+  if (lookahead < -1) {
+    return InvalidArgument("lookahead: must be >= 0 batches (or -1: auto), got " + std::to_string(lookahead));
+  }
   if (io_depth < 1) return InvalidArgument("io_depth: must be >= 1, got " + std::to_string(io_depth));
   if (allreduce_bucket < 0) {
     return InvalidArgument("allreduce_bucket: must be >= 0 bytes (0 = one exchange after backward), got " +

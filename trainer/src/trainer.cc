@@ -180,7 +180,7 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
   if (input.is_learned()) {
     FS_ASSIGN_OR_RETURN(input.learned,
                         internal::OpenLearnedTable(options, data.dataset->num_nodes(), data.dataset->indptr(),
-                                                   options.full_graph ? 0 : options.lookahead, &table_dir));
+                                                   options.full_graph ? 0 : options.EffectiveLookahead(), &table_dir));
   }
 
   CheckpointState state;

@@ -2,6 +2,8 @@
 // input node i, taken from its cache slot or from the batch's bypass buffer
 // and widened from f16 when the features are f16 (exact, like the
 // in-memory gather), plus the seeds' labels. A CPU step within the budget.
+// Where the read stage already put the bypass rows in x (BypassIntoX),
+// only the slot rows are copied. x comes from the pipeline's InputBuffers.
 #include <cstring>
 
 #include "../node_data.h"
@@ -25,13 +27,18 @@ Status FeaturePipeline::Assemble(PipelineBatch* b) {
                       " has neither a slot nor a bypass buffer");
     }
   }
-  b->x = Tensor::Empty({n, width}, DType::kF32);
+  // The read stage took x already when it put the bypass rows there.
+  const bool bypass_in_x = b->x.defined();
+  if (!bypass_in_x) {
+    FS_ASSIGN_OR_RETURN(b->x, inputs_.Take(n, width));
+  }
   float* x = b->x.data<float>();
   const uint8_t* bypass = b->bypass_rows.data();
   SlotArena* arena = arena_.get();
   config_.ctx.pool->ParallelFor(n, kRowGrain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t loc = plan.location[i];
+      if (loc < 0 && bypass_in_x) continue;
       const uint8_t* src = loc >= 0 ? arena->slot(loc) : bypass + b->bypass_index[i] * row_bytes;
       float* dst = x + i * width;
       if (dtype == DType::kF32) {

@@ -14,8 +14,9 @@
 //               PlanNext once W more batches are known (the lookahead window)
 //   read        executes a plan on the RowStore: write-backs, then fetches
 //               into cache slots and bypass rows into the batch's own buffer
+//               (f32 read-only features: straight into their rows of x)
 //   assemble    the f32 input x (rows from slots or the bypass buffer) and
-//               the seeds' labels
+//               the seeds' labels; x's blocks are reused (InputBuffers)
 //   compute     Next() / Done() around the training step (the caller)
 //   write back  writes rows a batch changed (WriteRows; writable stores
 //               only: node features are read-only, so there it only
@@ -46,8 +47,10 @@
 // stage holds at most W + 1 sampled batches (the window); at most
 // `max_in_flight` batches are planned and not yet released, so their pinned
 // slots and bypass buffers are bounded too. The direct path holds x from
-// read to compute (the cached path from assemble to compute) and no bypass
-// buffers.
+// read to compute and no bypass buffers; the cached path holds x from read
+// (bypass rows into x) or assemble to the batch's release, so at most
+// max_in_flight x at once (the write-back stage drops a batch before it
+// marks it released), and its InputBuffers keep no more blocks than that.
 //
 // Determinism: a batch's x is the store's rows whatever the row path,
 // store, policy, cache size, window or thread count, and batches reach
@@ -80,6 +83,7 @@
 #include "foresight/sampler/partition_order.h"
 #include "foresight/sampler/seed_order.h"
 #include "foresight/storage/row_store.h"
+#include "input_buffers.h"
 #include "slot_arena.h"
 #include "stage_clock.h"
 #include "stage_worker.h"
@@ -93,7 +97,9 @@ struct PipelineBatch {
   int64_t index = 0;  // batch within the epoch
   sampler::SampledBatch sampled;
   cache::BatchPlan plan;
-  // Rows read around the cache: plan.bypass[j]'s row at j * row_bytes.
+  // Rows read around the cache: plan.bypass[j]'s row at j * row_bytes;
+  // empty when the read stage puts them in x (BypassIntoX: x is then
+  // taken by the read stage, bypass row i at x's row i).
   std::vector<uint8_t> bypass_rows;
   // Per key position: its index in plan.bypass, or -1 (a cache slot).
   std::vector<int32_t> bypass_index;
@@ -244,6 +250,11 @@ class FeaturePipeline {
   Status ApplyReleases(int64_t through);
   // Read stage: one plan's I/O.
   Status ExecutePlan(PipelineBatch* b);
+  // The read stage reads bypass rows straight into x (taking x there):
+  // f32 rows, a read-only cache.
+  bool BypassIntoX() const {
+    return config_.store->dtype() == DType::kF32 && !config_.cache.writable;
+  }
   // Assemble stage: x and labels.
   Status Assemble(PipelineBatch* b);
   // Direct read stage: x gathered from host_rows, labels, and the counters.
@@ -261,6 +272,7 @@ class FeaturePipeline {
   PipelineControl control_;
   EpochLedger ledger_;
   std::unique_ptr<SlotArena> arena_;               // kCached only
+  InputBuffers inputs_;                            // kCached: the batches' x
   std::unique_ptr<cache::CachePlanner> planner_;  // kCached only; the plan stage's while running
   int64_t planner_released_through_ = -1;         // releases given to the planner
   bool copy_store_ = false;  // reads are CPU copies (memory, mmap): run them as CPU steps

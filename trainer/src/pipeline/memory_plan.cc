@@ -79,7 +79,7 @@ void AddPlannerIndex(const MemoryInputs& in, int64_t worst_rows, MemoryEstimate*
   const int64_t flat = cache::PlannerIndexBytes(shape);
   bool window = false;
   const int64_t per_key = cache::LookaheadWindowIndexBytesPerKey();
-  const int64_t window_keys = std::min<int64_t>(n, static_cast<int64_t>(o.lookahead + 1) * worst_rows);
+  const int64_t window_keys = std::min<int64_t>(n, static_cast<int64_t>(o.EffectiveLookahead() + 1) * worst_rows);
   const int64_t window_bytes = window_keys * per_key + cache::LookaheadWindowIndexRoundingBytes();
   if (o.planner_index == "window") {
     window = shape.policy == cache::Policy::kLookahead;
@@ -98,7 +98,7 @@ void AddPlannerIndex(const MemoryInputs& in, int64_t worst_rows, MemoryEstimate*
     e->items.push_back({"planner index (an entry per node)", flat, MemoryScale::kGraph});
     return;
   }
-  e->items.push_back({"planner index (the keys of " + std::to_string(o.lookahead + 1) + " batches; " +
+  e->items.push_back({"planner index (the keys of " + std::to_string(o.EffectiveLookahead() + 1) + " batches; " +
                           std::to_string(per_key) + " B a slot more)",
                       window_bytes, MemoryScale::kBatch});
   e->index_window_keys = window_keys;
@@ -296,16 +296,22 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   const int64_t sampled = WithHeadroom(in.probe_batch_bytes, bb.rows * 8 + bb.edges * 16);
   const int64_t meta = sampled + bb.rows * 28;
   const int64_t x = bb.rows * f * 4;
-  const int64_t bypass = bb.rows * in.row_bytes;
+  // f32 rows of a read-only store (the node features) are read around the
+  // cache straight into x (feature_pipeline.h, BypassIntoX): no bypass
+  // buffer. f16 rows are widened from one by assemble.
+  const bool bypass_in_x = in.row_bytes == f * 4;
+  const int64_t bypass = bypass_in_x ? 0 : bb.rows * in.row_bytes;
   // Sampled batches alive at once: the sample stage's, the sampled queue's
   // (with sample_ahead), the plan stage's window (W + 1) and the planned
   // ones not yet released (max_in_flight: planning batch t waits for the
   // release of t - max_in_flight, so every later stage together holds no
-  // more). x exists from assemble to compute (at most max_in_flight, and
-  // at most the assembled queue, the assemble and compute threads' hands);
-  // bypass rows of one batch beside them (the one being assembled).
-  const int64_t sampled_alive = 1 + cap + std::max(0, in.sample_ahead) + o.lookahead + 1 + in.max_in_flight;
-  const int64_t x_alive = std::min<int64_t>(in.max_in_flight, cap + 2);
+  // more). x exists from read (bypass rows into x) or assemble to the
+  // batch's release: at most max_in_flight, and at most what the queues and
+  // the stages' hands between hold (read: 2 queues and 3 stages; assemble:
+  // the assembled queue, assemble and compute); bypass rows of one batch
+  // beside them (the one being assembled).
+  const int64_t sampled_alive = 1 + cap + std::max(0, in.sample_ahead) + o.EffectiveLookahead() + 1 + in.max_in_flight;
+  const int64_t x_alive = std::min<int64_t>(in.max_in_flight, bypass_in_x ? 2 * cap + 3 : cap + 2);
   add("batches in flight", sampled_alive * meta + x_alive * x + bypass, MemoryScale::kBatch);
   // Forward and backward of one batch: the input's dropout copy (the input
   // itself is the batch's x, counted above), then per layer its aggregated

@@ -15,7 +15,7 @@ StatusOr<std::unique_ptr<storage::RowStore>> OpenFeatureStore(const TrainOptions
   so.path = dataset.dir() + "/" + it->second.file;
   so.writable = false;
   so.io_depth = options.io_depth;
-  so.max_read_gap_bytes = options.read_gap;
+  so.max_read_gap_bytes = options.EffectiveReadGap();
   so.direct_io = !buffered;
   auto store = storage::OpenRowStore(so);
   if (!store.ok()) return store.status().WithContext("feature_store " + options.feature_store);

@@ -2,7 +2,8 @@
 // Per plan: wait for the release its read-after-write rule names, write back
 // the dirty rows it evicts, then read its fetches into cache slots and its
 // bypass rows into the batch's own buffer, in one submission (the store
-// coalesces and overlaps them up to its io depth). Disk reads are issued and
+// coalesces and overlaps them up to its io depth; bypass rows of f32
+// read-only features land in the batch's x directly). Disk reads are issued and
 // awaited on this thread (it sleeps in the kernel); reads that are memory
 // copies (memory and mmap stores) run as CPU steps within the budget.
 #include "feature_pipeline.h"
@@ -23,7 +24,19 @@ Status FeaturePipeline::ExecutePlan(PipelineBatch* b) {
     for (const cache::SlotKey& sk : plan.writebacks) writes.push_back({sk.key, arena_->slot(sk.slot)});
     FS_RETURN_IF_ERROR(StoreWrite(writes, &b->io));
   }
-  b->bypass_rows.resize(plan.bypass.size() * static_cast<size_t>(row_bytes));
+  // Bypass rows go straight to their row of x when x holds the store's
+  // bytes as they are (f32, read-only): one copy out of the store's buffer
+  // instead of two. Otherwise into the batch's bypass buffer (f16 is
+  // widened by assemble; a writable cache writes the buffer back).
+  const bool into_x = BypassIntoX();  // then x's rows are row_bytes apart too
+  uint8_t* bypass_base = nullptr;
+  if (into_x) {
+    FS_ASSIGN_OR_RETURN(b->x, inputs_.Take(static_cast<int64_t>(plan.keys.size()), config_.store->row_width()));
+    bypass_base = reinterpret_cast<uint8_t*>(b->x.data<float>());
+  } else {
+    b->bypass_rows.resize(plan.bypass.size() * static_cast<size_t>(row_bytes));
+    bypass_base = b->bypass_rows.data();
+  }
   b->bypass_index.assign(plan.keys.size(), -1);
   std::vector<storage::RowRequest> reads;
   reads.reserve(plan.fetches.size() + plan.bypass.size());
@@ -34,7 +47,8 @@ Status FeaturePipeline::ExecutePlan(PipelineBatch* b) {
       return Internal("plan of batch " + std::to_string(b->seq) + ": bypass position " + std::to_string(i));
     }
     b->bypass_index[i] = static_cast<int32_t>(j);
-    reads.push_back({plan.keys[i], b->bypass_rows.data() + j * row_bytes});
+    const int64_t at = into_x ? i : static_cast<int64_t>(j);
+    reads.push_back({plan.keys[i], bypass_base + at * row_bytes});
   }
   if (reads.empty()) return Status::OK();
   return StoreRead(reads, &b->io);

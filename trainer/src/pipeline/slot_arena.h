@@ -1,6 +1,6 @@
 // SlotArena: the cache's fast tier, num_slots rows of row_bytes each, where
 // the read stage lands fetched rows and the assemble stage reads them. On a
-// CPU run it is host RAM (one 4096-aligned allocation); a GPU tier
+// CPU run it is host RAM (one allocation, faulted in up front); a GPU tier
 // implements the same interface over device memory later (the read stage
 // then stages through pinned buffers and the assemble stage gathers on the
 // device). Slot contents are owned by the cache planner's pinning rules:
@@ -33,9 +33,11 @@ class SlotArena {
   int64_t row_bytes_;
 };
 
-// Host RAM slots: one allocation of num_slots * row_bytes bytes, aligned to
-// 4096 (so O_DIRECT reads may target a slot whose offset is aligned).
-// ResourceExhausted naming the size when the allocation fails.
+// Host RAM slots: one allocation of num_slots * row_bytes bytes from the
+// host allocator (aligned to 4096 at least, so O_DIRECT reads may target a
+// slot whose offset is aligned; huge pages when large), faulted in (zeroed)
+// before it returns. ResourceExhausted naming the size when the allocation
+// fails.
 StatusOr<std::unique_ptr<SlotArena>> HostSlotArena(int64_t num_slots, int64_t row_bytes);
 
 }  // namespace foresight::trainer::internal

@@ -32,7 +32,11 @@ Status FeaturePipeline::RunWriteBack(StageWorker& w) {
     }
     ledger_.AddIo(b->epoch, b->io);
     w.Book(b->epoch, timer.Lap(), waited);
-    control_.MarkReleased(b->seq);
+    // The batch (its x, bypass rows, plan) goes before its release lets
+    // the plan stage admit another: at most max_in_flight exist at once.
+    const int64_t seq = b->seq;
+    b.reset();
+    control_.MarkReleased(seq);
   }
   return Status::OK();
 }

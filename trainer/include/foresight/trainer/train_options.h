@@ -18,6 +18,13 @@ namespace foresight::trainer {
 // Belady inside the window already keeps the rows it will reuse
 // (bench/RESULTS.md, "A static tier for the hottest rows").
 inline constexpr float kAutoHotFraction = 0.0f;
+// The auto lookahead, read gap and companion span where
+// TrainOptions::PartitionDiskReads() (bench/RESULTS.md, "Fewer reads for
+// the community graph": 161k reads an epoch against 732k with 32, 0 and
+// 4 KiB).
+inline constexpr int kPartitionDiskLookahead = 64;
+inline constexpr int64_t kPartitionDiskReadGap = int64_t{12} << 10;
+inline constexpr int64_t kPartitionDiskCompanionSpan = int64_t{64} << 10;
 
 struct TrainOptions {
   // Dataset directory (storage::Dataset layout). Required.
@@ -146,11 +153,15 @@ struct TrainOptions {
   // else 0. Default: -1
   int64_t cache_size = -1;
   // Batches the sampler runs ahead of training, which the cache planner sees
-  // (W). 32: on the 1M-node speed graph at a 10% cache, lookahead's bytes
-  // read fall from 0.67x LRU's at W = 8 to 0.54x at 32, and W = 64 reads
-  // exactly what 32 does (bench/RESULTS.md); a window costs only sampled
-  // blocks (a few MB per batch). Default: 32
-  int lookahead = 32;
+  // (W). -1 = auto (EffectiveLookahead): kPartitionDiskLookahead where
+  // PartitionDiskReads(), else 32. 32: on the 1M-node speed graph at a 10%
+  // cache, lookahead's bytes read fall from 0.67x LRU's at W = 8 to 0.54x
+  // at 32, and W = 64 reads exactly what 32 does (bench/RESULTS.md); a
+  // window costs only sampled blocks (a few MB per batch). Under the
+  // partition order on disk, 64 batches reach about 7 partition groups and
+  // the community graph's reads fell from 237k to 161k an epoch (RESULTS,
+  // "Fewer reads for the community graph"). Default: -1
+  int lookahead = -1;
   // Disk store: I/O requests in flight. Default: 64
   int io_depth = 64;
   // Disk store (features, or DLRM tables) with the lookahead cache: "on"
@@ -164,14 +175,17 @@ struct TrainOptions {
   // many bytes apart become one request, the bytes between read and dropped
   // (storage::RowStoreOptions::max_read_gap_bytes): fewer, longer reads for
   // rows that are near each other but not adjacent (partition order).
-  // Results are the same bits either way. Default: 0 (only touching spans)
-  int64_t read_gap = 0;
+  // Results are the same bits either way. -1 = auto (EffectiveReadGap):
+  // kPartitionDiskReadGap where PartitionDiskReads(), else 0 (only touching
+  // spans). Default: -1
+  int64_t read_gap = -1;
   // Disk store with page companions on: the aligned span (bytes, a
   // multiple of 4 KiB) from which a miss brings the rows the window needs
   // (CacheConfig::companion_rows). Pair it with read_gap so the span's
-  // rows join one read. Results are the same bits either way.
-  // Default: 4096 (the page)
-  int64_t companion_span = 4096;
+  // rows join one read. Results are the same bits either way. -1 = auto
+  // (EffectiveCompanionSpan): kPartitionDiskCompanionSpan where
+  // PartitionDiskReads(), else 4096 (the page). Default: -1
+  int64_t companion_span = -1;
   // GNN feature cache with the lookahead policy: how its planner finds a
   // key's state. "flat": an array over the nodes (24 bytes a node, the
   // fastest lookups); "window": a map of the keys it holds, each slot's
@@ -200,6 +214,16 @@ struct TrainOptions {
   const char* ChangedFeatureReadOption() const;
   // hot_fraction's value, auto resolved.
   float EffectiveHotFraction() const;
+  // The GNN's node features are read from the disk store through the
+  // lookahead cache under order partition (task node, a GNN model, mini-
+  // batch): a group's rows are contiguous in the file and each batch reads
+  // them sparsely, so wider companion spans, joined reads and a longer
+  // window cut the reads (4.5x on the community graph, same results).
+  bool PartitionDiskReads() const;
+  // lookahead, read_gap and companion_span, auto resolved.
+  int EffectiveLookahead() const;
+  int64_t EffectiveReadGap() const;
+  int64_t EffectiveCompanionSpan() const;
   // The whole process's peak RSS target in bytes; 0 = none. With no
   // cache_size the cache takes what the budget leaves after an itemised
   // estimate of everything else; a budget that cannot hold that estimate is
