@@ -116,7 +116,10 @@ TEST_F(PageShadowTest, ResidentSetGrowsByTheLoadedPagesOnly) {
   EXPECT_LE(loaded - before, kTouches * page + 16 * page);
   s->Release();
   const int64_t released = ProcStatusBytes("RssAnon") + ProcStatusBytes("RssFile");
-  EXPECT_LE(released - before, 16 * page);
+  // Released: far below the 64 loaded pages. Not within 16 like the load:
+  // a full -j2 run once left 19 pages of other heap growth here (allocator
+  // arenas), while a Release that frees nothing stays at 64.
+  EXPECT_LE(released - before, kTouches / 2 * page);
   // For comparison only (kernel-dependent, not checked): the same touches
   // through the file mapping.
   const int64_t file_before = ProcStatusBytes("RssFile");
