@@ -7,6 +7,7 @@
 #endif
 
 #include "cpu_ops.h"
+#include "row_sums.h"
 
 namespace foresight::kernels::cpu {
 
@@ -112,24 +113,11 @@ Status ReluBackwardSumRows(const ExecContext& ctx, const Tensor& y, const Tensor
     ctx.pool->ParallelFor(n * f, kElementGrain, [&](int64_t s, int64_t e) { ReluSelect(py, pg, pz, s, e); });
     return Status::OK();
   }
-  float* out = grad_bias->data<float>();
-  std::fill(out, out + f, 0.0f);
-  if (n == 0 || f == 0) return Status::OK();
-  const int64_t grain = RowGrain(f);
-  const int64_t chunks = ThreadPool::NumChunks(n, grain);
-  std::vector<float> partial(static_cast<size_t>(chunks * f), 0.0f);
-  ctx.pool->ParallelForChunks(n, grain, [&](int64_t c, int64_t r0, int64_t r1) {
-    float* acc = partial.data() + c * f;
-    for (int64_t r = r0; r < r1; ++r) {
-      float* row = pz + r * f;
-      ReluSelect(py + r * f, pg + r * f, row, 0, f);
-      for (int64_t j = 0; j < f; ++j) acc[j] += row[j];
-    }
+  SumRowsInChunks(ctx, n, f, grad_bias->data<float>(), [&](int64_t r) {
+    float* row = pz + r * f;
+    ReluSelect(py + r * f, pg + r * f, row, 0, f);
+    return row;
   });
-  for (int64_t c = 0; c < chunks; ++c) {
-    const float* acc = partial.data() + c * f;
-    for (int64_t j = 0; j < f; ++j) out[j] += acc[j];
-  }
   return Status::OK();
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cpu_ops.h"
+#include "row_sums.h"
 
 namespace foresight::kernels::cpu {
 
@@ -70,28 +71,11 @@ Status AddBias(const ExecContext& ctx, const Tensor& x, const Tensor& bias, Tens
   return Status::OK();
 }
 
-// Rows are summed in fixed chunks of RowGrain(f) rows; chunk partials are then
-// added in chunk order, so the result does not depend on the thread count.
+// Rows summed in a thread-count-independent order (row_sums.h).
 Status SumRows(const ExecContext& ctx, const Tensor& grad, Tensor* grad_bias) {
   const int64_t n = grad.size(0), f = grad.size(1);
   const float* pg = grad.data<float>();
-  float* out = grad_bias->data<float>();
-  std::fill(out, out + f, 0.0f);
-  if (n == 0 || f == 0) return Status::OK();
-  const int64_t grain = RowGrain(f);
-  const int64_t chunks = ThreadPool::NumChunks(n, grain);
-  std::vector<float> partial(static_cast<size_t>(chunks * f), 0.0f);
-  ctx.pool->ParallelForChunks(n, grain, [&](int64_t c, int64_t r0, int64_t r1) {
-    float* acc = partial.data() + c * f;
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* row = pg + r * f;
-      for (int64_t j = 0; j < f; ++j) acc[j] += row[j];
-    }
-  });
-  for (int64_t c = 0; c < chunks; ++c) {
-    const float* acc = partial.data() + c * f;
-    for (int64_t j = 0; j < f; ++j) out[j] += acc[j];
-  }
+  SumRowsInChunks(ctx, n, f, grad_bias->data<float>(), [&](int64_t r) { return pg + r * f; });
   return Status::OK();
 }
 
