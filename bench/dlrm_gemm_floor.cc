@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "dlrm_shape.h"
 #include "foresight/core/context.h"
 #include "foresight/core/stopwatch.h"
 #include "foresight/kernels/ops.h"
@@ -38,19 +39,6 @@
 namespace fs = foresight;
 
 namespace {
-
-std::vector<int64_t> ParseList(const std::string& s) {
-  std::vector<int64_t> v;
-  size_t at = 0;
-  while (at <= s.size()) {
-    const size_t comma = s.find(',', at);
-    const std::string part = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (!part.empty()) v.push_back(std::atoll(part.c_str()));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return v;
-}
 
 fs::Tensor Filled(int64_t r, int64_t c) {
   fs::Tensor t = fs::Tensor::Empty({r, c}, fs::DType::kF32);
@@ -133,29 +121,12 @@ std::pair<double, double> TimePerSample(const fs::ExecContext& ctx, int64_t batc
 
 int main(int argc, char** argv) {
   foresight::kernels::RerunWithTheCpusBlasKernels(argv);  // GEMMs at the CPU's speed, as the CLI runs them
-  int64_t batch = 2048, dense = 13, tables = 26, dim = 64;
-  std::string bottom_s = "512,256,64", top_s = "512,256,1";
-  int threads = 2, reps = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    if (k == "--batch") batch = std::atoll(argv[i + 1]);
-    else if (k == "--dense") dense = std::atoll(argv[i + 1]);
-    else if (k == "--tables") tables = std::atoll(argv[i + 1]);
-    else if (k == "--dim") dim = std::atoll(argv[i + 1]);
-    else if (k == "--bottom") bottom_s = argv[i + 1];
-    else if (k == "--top") top_s = argv[i + 1];
-    else if (k == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (k == "--reps") reps = std::atoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "dlrm_gemm_floor: unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
-  const std::vector<int64_t> bottom = ParseList(bottom_s), top = ParseList(top_s);
-  if (bottom.empty() || top.empty() || bottom.back() != dim) {
-    std::fprintf(stderr, "dlrm_gemm_floor: --bottom must end with --dim (%lld)\n", static_cast<long long>(dim));
-    return 2;
-  }
+  fs::bench::DlrmShape shape;
+  if (!fs::bench::ParseDlrmShape(argc, argv, "dlrm_gemm_floor", &shape)) return 2;
+  const int64_t batch = shape.batch, dense = shape.dense, tables = shape.tables, dim = shape.dim;
+  const std::vector<int64_t>& bottom = shape.bottom;
+  const std::vector<int64_t>& top = shape.top;
+  const int threads = shape.threads, reps = shape.reps;
   fs::ThreadPool pool(threads);
   const fs::ExecContext ctx = fs::CpuContext(0, &pool);
 

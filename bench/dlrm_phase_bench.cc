@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "floors.h"
+#include "dlrm_shape.h"
 #include "foresight/autograd/optimizer.h"
 #include "foresight/autograd/tape.h"
 #include "foresight/core/context.h"
@@ -46,19 +47,6 @@ namespace fs = foresight;
 namespace k = foresight::kernels;
 
 namespace {
-
-std::vector<int64_t> ParseList(const std::string& s) {
-  std::vector<int64_t> v;
-  size_t at = 0;
-  while (at <= s.size()) {
-    const size_t comma = s.find(',', at);
-    const std::string part = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (!part.empty()) v.push_back(std::atoll(part.c_str()));
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return v;
-}
 
 fs::Tensor Filled(const fs::Shape& shape, uint64_t salt) {
   fs::Tensor t = fs::Tensor::Empty(shape, fs::DType::kF32);
@@ -99,27 +87,14 @@ void Time(Phase* p, Fn fn) {
 
 int main(int argc, char** argv) {
   k::RerunWithTheCpusBlasKernels(argv);  // GEMMs at the CPU's speed, as the CLI runs them
-  int64_t batch = 2048, dense = 13, tables = 26, dim = 64;
-  std::string bottom_s = "512,256,64", top_s = "512,256,1";
-  int threads = 2, reps = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i];
-    if (key == "--batch") batch = std::atoll(argv[i + 1]);
-    else if (key == "--dense") dense = std::atoll(argv[i + 1]);
-    else if (key == "--tables") tables = std::atoll(argv[i + 1]);
-    else if (key == "--dim") dim = std::atoll(argv[i + 1]);
-    else if (key == "--bottom") bottom_s = argv[i + 1];
-    else if (key == "--top") top_s = argv[i + 1];
-    else if (key == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (key == "--reps") reps = std::atoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "dlrm_phase_bench: unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
-  const std::vector<int64_t> bottom = ParseList(bottom_s), top = ParseList(top_s);
-  if (bottom.empty() || top.empty() || bottom.back() != dim || top.back() != 1) {
-    std::fprintf(stderr, "dlrm_phase_bench: --bottom must end with --dim, --top with 1\n");
+  fs::bench::DlrmShape shape;
+  if (!fs::bench::ParseDlrmShape(argc, argv, "dlrm_phase_bench", &shape)) return 2;
+  const int64_t batch = shape.batch, dense = shape.dense, tables = shape.tables, dim = shape.dim;
+  const std::vector<int64_t>& bottom = shape.bottom;
+  const std::vector<int64_t>& top = shape.top;
+  const int threads = shape.threads, reps = shape.reps;
+  if (top.back() != 1) {
+    std::fprintf(stderr, "dlrm_phase_bench: --top must end with 1\n");
     return 2;
   }
   fs::ThreadPool pool(threads);
