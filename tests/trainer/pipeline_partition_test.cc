@@ -35,6 +35,21 @@ class PipelinePartitionTest : public foresight::testing::PipelineSuite {
     ASSERT_TRUE(report.ok()) << report.status().ToString();
   }
   static std::string Parted() { return dir().File("parted"); }
+
+  // The partition order with one resident partition on the memory store
+  // (the results every disk run must give); *o is left set for the disk
+  // store behind a cache of a quarter of the features.
+  static std::vector<EpochMetrics> MemoryReferenceThenDisk(TrainOptions* o) {
+    *o = PipelineOptions(Parted());
+    o->order = "partition";
+    o->resident_partitions = 1;
+    o->feature_store = "memory";
+    o->cache_size = 0;
+    std::vector<EpochMetrics> reference = TrainHistory(*o);
+    o->feature_store = "disk";
+    o->cache_size = kPipelineFeatureBytes / 4;
+    return reference;
+  }
 };
 
 int64_t TotalBytesRead(const std::vector<EpochMetrics>& h) {
@@ -119,14 +134,8 @@ int64_t TotalReads(const std::vector<EpochMetrics>& h) {
 // run issues fewer reads, and trains exactly as the memory store does
 // (also with the static tier ranked by edges from other partitions).
 TEST_F(PipelinePartitionTest, CompanionSpanAndReadGapIssueFewerReadsWithTheSameResults) {
-  TrainOptions o = PipelineOptions(Parted());
-  o.order = "partition";
-  o.resident_partitions = 1;
-  o.feature_store = "memory";
-  o.cache_size = 0;
-  const std::vector<EpochMetrics> reference = TrainHistory(o);
-  o.feature_store = "disk";
-  o.cache_size = kPipelineFeatureBytes / 4;
+  TrainOptions o;
+  const std::vector<EpochMetrics> reference = MemoryReferenceThenDisk(&o);
   // Session 13's reads: companions from the miss's page, no read gap.
   o.companion_span = 4 << 10;
   o.read_gap = 0;
@@ -151,14 +160,8 @@ TEST_F(PipelinePartitionTest, CompanionSpanAndReadGapIssueFewerReadsWithTheSameR
 // (TrainOptions::PartitionDiskReads): the very reads of those flags, fewer
 // than the page companions alone, and the memory store's results.
 TEST_F(PipelinePartitionTest, TheDiskStoreUnderPartitionOrderDefaultsToWideReads) {
-  TrainOptions o = PipelineOptions(Parted());
-  o.order = "partition";
-  o.resident_partitions = 1;
-  o.feature_store = "memory";
-  o.cache_size = 0;
-  const std::vector<EpochMetrics> reference = TrainHistory(o);
-  o.feature_store = "disk";
-  o.cache_size = kPipelineFeatureBytes / 4;
+  TrainOptions o;
+  const std::vector<EpochMetrics> reference = MemoryReferenceThenDisk(&o);
   ASSERT_EQ(o.lookahead, -1);  // auto, as a user who names none gets
   ASSERT_EQ(o.read_gap, -1);
   ASSERT_EQ(o.companion_span, -1);
