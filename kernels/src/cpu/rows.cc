@@ -31,6 +31,19 @@ Status CheckIdRange(const char* op, const Tensor& ids, int64_t rows) {
                                     : FirstOutOfRange<int64_t>(op, ids, rows);
 }
 
+// Calls fn(the source's rows as their type, that type widened to float) for
+// an f32, f16 or bf16 source (the dispatcher allows nothing else).
+template <typename Fn>
+void WithWidening(const Tensor& src, Fn fn) {
+  if (src.dtype() == DType::kF32) {
+    fn(src.data<float>(), [](float v) { return v; });
+  } else if (src.dtype() == DType::kF16) {
+    fn(src.data<Half>(), [](Half h) { return HalfToFloat(h.bits); });
+  } else {
+    fn(src.data<BFloat16>(), [](BFloat16 b) { return BFloat16ToFloat(b.bits); });
+  }
+}
+
 template <typename I, typename S, typename O, typename Convert>
 void Gather(const ExecContext& ctx, const S* src, const I* ids, int64_t n, int64_t row, O* out,
             Convert convert) {
@@ -55,11 +68,8 @@ void GatherTyped(const ExecContext& ctx, const Tensor& src, const Tensor& ids, T
     ctx.pool->ParallelFor(n, RowGrain(row), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) std::memcpy(po + r * bytes, ps + static_cast<int64_t>(pid[r]) * bytes, bytes);
     });
-  } else if (src.dtype() == DType::kF16) {
-    Gather(ctx, src.data<Half>(), pid, n, row, out->data<float>(), [](Half h) { return HalfToFloat(h.bits); });
-  } else {  // bf16 -> f32 (the dispatcher allows nothing else)
-    Gather(ctx, src.data<BFloat16>(), pid, n, row, out->data<float>(),
-           [](BFloat16 b) { return BFloat16ToFloat(b.bits); });
+  } else {  // f16 / bf16 -> f32 (the dispatcher allows nothing else)
+    WithWidening(src, [&](const auto* ps, auto convert) { Gather(ctx, ps, pid, n, row, out->data<float>(), convert); });
   }
 }
 
@@ -153,14 +163,7 @@ void GatherDropoutOf(const ExecContext& ctx, float p, const Tensor& src, const T
   const int64_t row = n > 0 ? out->numel() / n : 0;
   const I* pid = ids.data<I>();
   float* po = out->data<float>();
-  if (src.dtype() == DType::kF32) {
-    GatherDropoutTyped(ctx, p, src.data<float>(), pid, n, row, po, [](float v) { return v; });
-  } else if (src.dtype() == DType::kF16) {
-    GatherDropoutTyped(ctx, p, src.data<Half>(), pid, n, row, po, [](Half h) { return HalfToFloat(h.bits); });
-  } else {  // bf16 (the dispatcher allows nothing else)
-    GatherDropoutTyped(ctx, p, src.data<BFloat16>(), pid, n, row, po,
-                       [](BFloat16 b) { return BFloat16ToFloat(b.bits); });
-  }
+  WithWidening(src, [&](const auto* ps, auto convert) { GatherDropoutTyped(ctx, p, ps, pid, n, row, po, convert); });
 }
 
 }  // namespace
