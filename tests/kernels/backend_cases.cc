@@ -161,16 +161,24 @@ std::vector<Case> RowsCases() {
   for (const DType src_dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (const bool to_f32 : {true, false}) {
       for (const DType idx : {DType::kI32, DType::kI64}) {
-        Case c;
-        c.name = std::string("GatherRows ") + DTypeName(src_dtype) + (to_f32 ? "->f32 " : "->same ") + DTypeName(idx);
-        const DType out_dtype = to_f32 ? DType::kF32 : src_dtype;
-        c.inputs = {ToDType(RandomF32({300, 3, 13}, 31), src_dtype), RandomIds(777, 300, idx, 32)};
-        c.run = [out_dtype](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
-          FS_ASSIGN_OR_RETURN(Tensor out, Out(ctx, {in[1].size(0), 3, 13}, out_dtype));
-          FS_RETURN_IF_ERROR(GatherRows(ctx, in[0], in[1], &out));
-          return Tensors{out};
-        };
-        cases.push_back(c);
+        // Rows of 39, 6, 128 and 300 values: the CUDA copy moves 2-, 4-, 8-
+        // and 16-byte words, a row in one pass of its lanes or in several.
+        for (const Shape& row : {Shape{3, 13}, Shape{6}, Shape{128}, Shape{300}}) {
+          Case c;
+          c.name = std::string("GatherRows ") + DTypeName(src_dtype) + (to_f32 ? "->f32 " : "->same ") +
+                   DTypeName(idx) + " row " + std::to_string(ShapeNumel(row));
+          const DType out_dtype = to_f32 ? DType::kF32 : src_dtype;
+          Shape src_shape = {300}, out_shape = {777};
+          src_shape.insert(src_shape.end(), row.begin(), row.end());
+          out_shape.insert(out_shape.end(), row.begin(), row.end());
+          c.inputs = {ToDType(RandomF32(src_shape, 31), src_dtype), RandomIds(777, 300, idx, 32)};
+          c.run = [out_dtype, out_shape](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
+            FS_ASSIGN_OR_RETURN(Tensor out, Out(ctx, out_shape, out_dtype));
+            FS_RETURN_IF_ERROR(GatherRows(ctx, in[0], in[1], &out));
+            return Tensors{out};
+          };
+          cases.push_back(c);
+        }
       }
     }
   }

@@ -24,6 +24,7 @@
 
 #include "../check.h"
 #include "../embedding_bag_args.h"
+#include "../embedding_bag_values.h"
 #include "cpu_ops.h"
 
 namespace foresight::kernels::cpu {
@@ -153,30 +154,7 @@ inline void PrefetchRow(const void* p, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64) Prefetch(static_cast<const char*>(p) + b);
 }
 
-// ---- value checks ----
-
-// Also says whether every bag holds exactly one id.
-Status CheckBagOffsets(const char* op, const int64_t* offsets, int64_t num_bags, int64_t num_ids,
-                       bool* one_id_per_bag) {
-  if (offsets[0] != 0) {
-    return InvalidArgument(std::string(op) + ": offsets[0] must be 0, got " + std::to_string(offsets[0]));
-  }
-  bool ones = true;
-  for (int64_t q = 0; q < num_bags; ++q) {
-    ones &= offsets[q + 1] - offsets[q] == 1;
-    if (offsets[q + 1] < offsets[q]) {
-      return InvalidArgument(std::string(op) + ": offsets must not decrease: offsets[" + std::to_string(q + 1) +
-                             "] = " + std::to_string(offsets[q + 1]) + " < offsets[" + std::to_string(q) +
-                             "] = " + std::to_string(offsets[q]));
-    }
-  }
-  if (offsets[num_bags] != num_ids) {
-    return InvalidArgument(std::string(op) + ": offsets[" + std::to_string(num_bags) + "] must equal the " +
-                           std::to_string(num_ids) + " ids, got " + std::to_string(offsets[num_bags]));
-  }
-  *one_id_per_bag = ones;
-  return Status::OK();
-}
+// ---- value checks (embedding_bag_values.h) ----
 
 using Bags = internal::EmbeddingBagArgs;
 
@@ -184,19 +162,11 @@ StatusOr<Bags> ReadBags(const char* op, const EmbeddingRowLayout& layout, const 
                         const Tensor& table_offsets, const Tensor& ids, const Tensor& offsets,
                         const Tensor& psw, Pooling pooling, const Tensor& pooled, bool* one_id_per_bag) {
   const Bags g = internal::UnpackEmbeddingBagArgs(layout, weights, table_offsets, ids, offsets, psw, pooling, pooled);
-  FS_RETURN_IF_ERROR(CheckBagOffsets(op, g.offsets, g.num_bags(), g.num_ids, one_id_per_bag));
+  FS_RETURN_IF_ERROR(internal::CheckBagOffsetValues(op, g.offsets, g.num_bags(), g.num_ids, one_id_per_bag));
   if (g.table_offsets != nullptr) {
     FS_RETURN_IF_ERROR(internal::CheckTableOffsetValues(op, g.table_offsets, g.tables, g.rows));
   }
   return g;
-}
-
-Status BadId(const char* op, const Bags& g, int64_t k, int64_t id) {
-  const int64_t q = std::upper_bound(g.offsets, g.offsets + g.num_bags() + 1, k) - g.offsets - 1;
-  const int64_t t = q / std::max<int64_t>(g.batch, 1);
-  return OutOfRange(std::string(op) + ": ids[" + std::to_string(k) + "] = " + std::to_string(id) + " (sample " +
-                    std::to_string(q % std::max<int64_t>(g.batch, 1)) + " of table " + std::to_string(t) +
-                    ") is out of the table's range [0, " + std::to_string(g.limit(t)) + ")");
 }
 
 // ---- backward + update: one row ----
@@ -321,7 +291,7 @@ Status ForwardTyped(const ExecContext& ctx, const Bags& g, const W* weights, con
   for (int64_t k : bad) {
     if (k >= 0 && (first < 0 || k < first)) first = k;
   }
-  if (first >= 0) return BadId("EmbeddingBagForward", g, first, static_cast<int64_t>(ids[first]));
+  if (first >= 0) return internal::BadEmbeddingId("EmbeddingBagForward", g, first, static_cast<int64_t>(ids[first]));
   return Status::OK();
 }
 
@@ -377,7 +347,7 @@ Status ForwardOneIdPerBag(const ExecContext& ctx, const Bags& g, const W* weight
   for (int64_t k : bad) {
     if (k >= 0 && (first < 0 || k < first)) first = k;
   }
-  if (first >= 0) return BadId("EmbeddingBagForward", g, first, static_cast<int64_t>(ids[first]));
+  if (first >= 0) return internal::BadEmbeddingId("EmbeddingBagForward", g, first, static_cast<int64_t>(ids[first]));
   return Status::OK();
 }
 
@@ -585,7 +555,7 @@ Status BackwardTyped(const ExecContext& ctx, const EmbeddingRowLayout& layout, c
     }
   }
   for (int64_t k : bad) {
-    if (k >= 0) return BadId("EmbeddingBagBackwardUpdate", g, k, static_cast<int64_t>(ids[k]));
+    if (k >= 0) return internal::BadEmbeddingId("EmbeddingBagBackwardUpdate", g, k, static_cast<int64_t>(ids[k]));
   }
   return Status::OK();
 }

@@ -73,14 +73,20 @@ inline StatusOr<int64_t> ReadIndex(const Tensor& t, int64_t i, cudaStream_t s) {
   return ReadBack(t.data<int64_t>() + i, s);
 }
 
+// *p = v on the device (a template, so each .cu file gets its own copy
+// without relocatable device code).
+template <typename T>
+__global__ void SetValueKernel(T* p, T v) {
+  *p = v;
+}
+
 // A device int64 initialised to INT64_MAX: kernels atomicMin the first bad
-// position into it (integer atomics: the smallest wins in any order).
+// position into it (integer atomics: the smallest wins in any order). The
+// fill is a one-thread kernel queued on s, so asking costs no host wait.
 inline StatusOr<Tensor> NoErrorYet(Device device, cudaStream_t s) {
   FS_ASSIGN_OR_RETURN(Tensor t, Scratch(device, 1, DType::kI64));
-  const int64_t none = INT64_MAX;
-  FS_RETURN_IF_ERROR(CudaCheck("cudaMemcpyAsync",
-                               cudaMemcpyAsync(t.raw_data(), &none, sizeof(none), cudaMemcpyHostToDevice, s)));
-  FS_RETURN_IF_ERROR(Sync(s));  // `none` lives on this stack frame
+  SetValueKernel<int64_t><<<1, 1, 0, s>>>(t.data<int64_t>(), INT64_MAX);
+  FS_RETURN_IF_ERROR(LaunchCheck("SetValueKernel"));
   return t;
 }
 

@@ -20,6 +20,7 @@
 
 #include "../check.h"
 #include "../embedding_bag_args.h"
+#include "../embedding_bag_values.h"
 #include "cuda_ops.h"
 #include "foresight/core/cuda_streams.h"
 
@@ -48,7 +49,10 @@ Status CopyNow(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cu
 struct DeviceErrors {
   long long bad_offset;  // q with offsets[q+1] < offsets[q] (or the ends wrong)
   long long bad_id;      // id position out of its table's range
+  long long bad_table;   // t where table_offsets break (the forward checks them on the device)
 };
+
+__global__ void InitErrorsKernel(DeviceErrors* err) { *err = DeviceErrors{INT64_MAX, INT64_MAX, INT64_MAX}; }
 
 // The call's shape and pointers (shared with the CPU) and the host's stream.
 struct BagArgs : internal::EmbeddingBagArgs {
@@ -71,31 +75,83 @@ __global__ void CheckOffsetsKernel(BagArgs a, DeviceErrors* err) {
   if (bad) atomicMin(&err->bad_offset, static_cast<long long>(q));
 }
 
-template <typename W, typename I>
+// V consecutive columns of one weights row as floats: a 16-byte load where
+// V = 4 (f32 rows whose width and base allow it), else one value.
+template <int V>
+__device__ inline void LoadColumns(const float* p, float* x) {
+  if constexpr (V == 4) {
+    const float4 f = *reinterpret_cast<const float4*>(p);
+    x[0] = f.x, x[1] = f.y, x[2] = f.z, x[3] = f.w;
+  } else {
+    x[0] = *p;
+  }
+}
+template <int V>
+__device__ inline void LoadColumns(const Half* p, float* x) {
+  static_assert(V == 1, "f16 rows load one value a lane");
+  x[0] = LoadW(p);
+}
+
+// The checks a bag makes before it reads: its offsets (the first bad q wins,
+// as CheckOffsetsKernel finds it) and its table's rows inside weights (block 0
+// checks the table offsets whole, so a bag whose table is out of bounds only
+// stops). False: the bag must not read.
+__device__ inline bool BagReadable(const BagArgs& a, int64_t q, int64_t t, DeviceErrors* err) {
+  const int64_t nb = a.batch * a.tables;
+  const int64_t k0 = a.offsets[q], k1 = a.offsets[q + 1];
+  bool ok = true;
+  if ((q == 0 && k0 != 0) || k1 < k0) atomicMin(&err->bad_offset, static_cast<long long>(q)), ok = false;
+  if (q == nb - 1 && k1 != a.num_ids) atomicMin(&err->bad_offset, static_cast<long long>(nb)), ok = false;
+  // Offsets that start at 0, never decrease and end at num_ids stay inside
+  // ids, so a bag outside it has its violation flagged by another bag.
+  if (k0 < 0 || k1 > a.num_ids) ok = false;
+  const int64_t base = a.base(t), limit = a.limit(t);
+  return ok && base >= 0 && limit >= 0 && base + limit <= a.rows;
+}
+
+// One warp per bag (kBagsPerBlock bags a block), each lane V columns at a
+// time, each column summed in id order (the CPU's bits). Offsets, table
+// offsets and ids are checked here, on the device, and flagged into `err`,
+// so the op waits for the device once, after the kernel.
+template <int V, typename W, typename I>
 __global__ void ForwardKernel(BagArgs a, const W* weights, const I* ids, float* out, DeviceErrors* err) {
+  if (a.table_offsets != nullptr && blockIdx.x == 0 && threadIdx.y == 0) {
+    for (int64_t t = threadIdx.x; t <= a.tables; t += kWarp) {
+      const int64_t v = a.table_offsets[t];
+      if (t == 0 ? v < 0 : (v < a.table_offsets[t - 1] || (t == a.tables && v > a.rows))) {
+        atomicMin(&err->bad_table, static_cast<long long>(t));
+      }
+    }
+  }
   const int64_t q = blockIdx.x * static_cast<int64_t>(kBagsPerBlock) + threadIdx.y;
   if (q >= a.batch * a.tables) return;
   const int64_t t = q / a.batch, b = q % a.batch;
+  if (!BagReadable(a, q, t, err)) return;
   const int64_t base = a.base(t), limit = a.limit(t);
   const int64_t k0 = a.offsets[q], k1 = a.offsets[q + 1];
   float* o = out + (b * a.tables + t) * a.dim;
-  for (int64_t j = threadIdx.x; j < a.dim; j += kWarp) {
-    float acc = 0.0f;
+  for (int64_t j = threadIdx.x * V; j < a.dim; j += kWarp * V) {
+    float acc[V] = {};
     for (int64_t k = k0; k < k1; ++k) {
       const int64_t id = static_cast<int64_t>(ids[k]);
       if (id < 0 || id >= limit) {
         atomicMin(&err->bad_id, static_cast<long long>(k));
         return;
       }
-      const float x = LoadW(weights + (base + id) * a.row_width + j);
-      if (a.psw != nullptr) {
-        acc = __fadd_rn(acc, __fmul_rn(a.psw[k], x));
-      } else {
-        acc = __fadd_rn(acc, x);
+      float x[V];
+      LoadColumns<V>(weights + (base + id) * a.row_width + j, x);
+      for (int v = 0; v < V; ++v) {
+        acc[v] = a.psw != nullptr ? __fadd_rn(acc[v], __fmul_rn(a.psw[k], x[v])) : __fadd_rn(acc[v], x[v]);
       }
     }
-    if (a.mean && k1 > k0) acc = __fdiv_rn(acc, static_cast<float>(k1 - k0));
-    o[j] = acc;
+    for (int v = 0; v < V; ++v) {
+      if (a.mean && k1 > k0) acc[v] = __fdiv_rn(acc[v], static_cast<float>(k1 - k0));
+    }
+    if constexpr (V == 4) {
+      *reinterpret_cast<float4*>(o + j) = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    } else {
+      o[j] = acc[0];
+    }
   }
 }
 
@@ -202,37 +258,51 @@ StatusOr<Tensor> DeviceTensor(Device device, int64_t n, DType dtype) {
   return Tensor::EmptyOn(device, {std::max<int64_t>(n, 1)}, dtype);
 }
 
-// Reads the table offsets to the host (T+1 values) to check them.
-Status CheckTableOffsets(const char* op, const Tensor& table_offsets, int64_t tables, int64_t rows,
-                         cudaStream_t s) {
-  if (!table_offsets.defined()) return Status::OK();
-  std::vector<int64_t> to(static_cast<size_t>(tables + 1));
+// The CPU's value checks, in its order (offsets, then table offsets), on
+// copies read back to the host; fills `host` with a copy of `a` pointing at
+// them (for the bad-id message).
+Status HostChecks(const char* op, const BagArgs& a, const Tensor& offsets, const Tensor& table_offsets,
+                  std::vector<int64_t>* off, std::vector<int64_t>* to, internal::EmbeddingBagArgs* host) {
+  off->resize(static_cast<size_t>(a.num_bags() + 1));
   FS_RETURN_IF_ERROR(
-      CopyNow(to.data(), table_offsets.raw_data(), to.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
-  return internal::CheckTableOffsetValues(op, to.data(), tables, rows);
+      CopyNow(off->data(), offsets.raw_data(), off->size() * sizeof(int64_t), cudaMemcpyDeviceToHost, a.stream));
+  FS_RETURN_IF_ERROR(internal::CheckBagOffsetValues(op, off->data(), a.num_bags(), a.num_ids, nullptr));
+  *host = a;
+  host->offsets = off->data();
+  if (!table_offsets.defined()) return Status::OK();
+  to->resize(static_cast<size_t>(a.tables + 1));
+  FS_RETURN_IF_ERROR(
+      CopyNow(to->data(), table_offsets.raw_data(), to->size() * sizeof(int64_t), cudaMemcpyDeviceToHost, a.stream));
+  host->table_offsets = to->data();
+  return internal::CheckTableOffsetValues(op, to->data(), a.tables, a.rows);
 }
 
-// Copies the device's error record back and turns it into a Status.
-Status ReportErrors(const char* op, const DeviceErrors* d_err, const Tensor& ids, int64_t batch,
-                    cudaStream_t s) {
+Status HostChecks(const char* op, const BagArgs& a, const Tensor& offsets, const Tensor& table_offsets) {
+  std::vector<int64_t> off, to;
+  internal::EmbeddingBagArgs host;
+  return HostChecks(op, a, offsets, table_offsets, &off, &to, &host);
+}
+
+// Copies the device's error record back and, only when it flags an error,
+// the offsets too, to report it as the CPU does (its checks, in its order,
+// then the first bad id, in its words).
+Status ReportErrors(const char* op, const DeviceErrors* d_err, const Tensor& ids, const BagArgs& a,
+                    const Tensor& offsets, const Tensor& table_offsets) {
   DeviceErrors err;
-  FS_RETURN_IF_ERROR(CopyNow(&err, d_err, sizeof(err), cudaMemcpyDeviceToHost, s));
-  if (err.bad_offset != INT64_MAX) {
-    return InvalidArgument(std::string(op) + ": offsets must start at 0, not decrease and end at the " +
-                           std::to_string(ids.size(0)) + " ids; the first violation is at offsets[" +
-                           std::to_string(err.bad_offset) + "]");
+  FS_RETURN_IF_ERROR(CopyNow(&err, d_err, sizeof(err), cudaMemcpyDeviceToHost, a.stream));
+  if (err.bad_offset == INT64_MAX && err.bad_table == INT64_MAX && err.bad_id == INT64_MAX) return Status::OK();
+  std::vector<int64_t> off, to;
+  internal::EmbeddingBagArgs host;
+  FS_RETURN_IF_ERROR(HostChecks(op, a, offsets, table_offsets, &off, &to, &host));
+  if (err.bad_id == INT64_MAX) {
+    return Internal(std::string(op) + ": the device flagged offsets or table offsets that the host's checks pass");
   }
-  if (err.bad_id != INT64_MAX) {
-    int64_t id = 0;
-    const size_t es = ids.element_size();
-    int64_t raw = 0;
-    FS_RETURN_IF_ERROR(
-        CopyNow(&raw, static_cast<const char*>(ids.raw_data()) + err.bad_id * es, es, cudaMemcpyDeviceToHost, s));
-    id = es == 4 ? static_cast<int64_t>(static_cast<int32_t>(raw)) : raw;
-    return OutOfRange(std::string(op) + ": ids[" + std::to_string(err.bad_id) + "] = " + std::to_string(id) +
-                      " is out of its table's range");
-  }
-  return Status::OK();
+  const size_t es = ids.element_size();
+  int64_t raw = 0;
+  FS_RETURN_IF_ERROR(CopyNow(&raw, static_cast<const char*>(ids.raw_data()) + err.bad_id * es, es,
+                             cudaMemcpyDeviceToHost, a.stream));
+  const int64_t id = es == 4 ? static_cast<int64_t>(static_cast<int32_t>(raw)) : raw;
+  return internal::BadEmbeddingId(op, host, err.bad_id, id);
 }
 
 StatusOr<BagArgs> MakeArgs(const ExecContext& ctx, const char* op, const EmbeddingRowLayout& layout,
@@ -246,16 +316,21 @@ StatusOr<BagArgs> MakeArgs(const ExecContext& ctx, const char* op, const Embeddi
                          : Internal(std::string(op) + ": cudaSetDevice failed"));
   FS_ASSIGN_OR_RETURN(void* stream, CudaStreamFor(weights.device(), ctx.stream_slot));
   a.stream = static_cast<cudaStream_t>(stream);
-  FS_RETURN_IF_ERROR(CheckTableOffsets(op, table_offsets, a.tables, a.rows, a.stream));
   return a;
 }
 
-// An error record on the device, initialised to "no error", with the
-// offsets checked into it.
+// An error record on the device, set to "no error" by a kernel queued on the
+// op's stream (no host wait).
+StatusOr<Tensor> NoErrors(const BagArgs& a, Device device) {
+  FS_ASSIGN_OR_RETURN(Tensor t, DeviceTensor(device, 3, DType::kI64));
+  InitErrorsKernel<<<1, 1, 0, a.stream>>>(static_cast<DeviceErrors*>(t.raw_data()));
+  FS_RETURN_IF_ERROR(LaunchCheck("InitErrorsKernel"));
+  return t;
+}
+
+// An error record with the offsets checked into it.
 StatusOr<Tensor> StartErrors(const BagArgs& a, Device device) {
-  FS_ASSIGN_OR_RETURN(Tensor t, DeviceTensor(device, 2, DType::kI64));
-  const DeviceErrors none{INT64_MAX, INT64_MAX};
-  FS_RETURN_IF_ERROR(CopyNow(t.raw_data(), &none, sizeof(none), cudaMemcpyHostToDevice, a.stream));
+  FS_ASSIGN_OR_RETURN(Tensor t, NoErrors(a, device));
   const int64_t nb = a.batch * a.tables;
   CheckOffsetsKernel<<<Blocks(nb + 1, 256), 256, 0, a.stream>>>(a, static_cast<DeviceErrors*>(t.raw_data()));
   FS_RETURN_IF_ERROR(LaunchCheck("CheckOffsetsKernel"));
@@ -270,32 +345,34 @@ Status EmbeddingBagForward(const ExecContext& ctx, const EmbeddingRowLayout& lay
   const char* op = "EmbeddingBagForward";
   FS_ASSIGN_OR_RETURN(BagArgs a, MakeArgs(ctx, op, layout, weights, table_offsets, ids, offsets, per_sample_weights,
                                           pooling, *out));
-  if (a.batch == 0) return Status::OK();
-  FS_ASSIGN_OR_RETURN(Tensor err, StartErrors(a, weights.device()));
+  if (a.batch == 0) return HostChecks(op, a, offsets, table_offsets);
+  FS_ASSIGN_OR_RETURN(Tensor err, NoErrors(a, weights.device()));
   auto* d_err = static_cast<DeviceErrors*>(err.raw_data());
-  // Offsets must be valid before any bag reads its range.
-  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch, a.stream));
   const int64_t nb = a.batch * a.tables;
   const dim3 block(kWarp, kBagsPerBlock);
   const int64_t grid = Blocks(nb, kBagsPerBlock);
-  const bool i32 = ids.dtype() == DType::kI32;
-  if (layout.dtype == DType::kF16) {
-    if (i32) {
-      ForwardKernel<<<grid, block, 0, a.stream>>>(
-          a, weights.data<Half>(), ids.data<int32_t>(), out->data<float>(), d_err);
+  // Four columns a lane where f32 rows, their width and both bases allow.
+  const bool wide = layout.dtype == DType::kF32 && a.dim % 4 == 0 && a.row_width % 4 == 0 &&
+                    ((reinterpret_cast<uintptr_t>(weights.raw_data()) | reinterpret_cast<uintptr_t>(out->raw_data())) %
+                     16) == 0;
+  auto launch = [&](auto index) {
+    using I = decltype(index);
+    const I* pid = ids.data<I>();
+    if (layout.dtype == DType::kF16) {
+      ForwardKernel<1><<<grid, block, 0, a.stream>>>(a, weights.data<Half>(), pid, out->data<float>(), d_err);
+    } else if (wide) {
+      ForwardKernel<4><<<grid, block, 0, a.stream>>>(a, weights.data<float>(), pid, out->data<float>(), d_err);
     } else {
-      ForwardKernel<<<grid, block, 0, a.stream>>>(
-          a, weights.data<Half>(), ids.data<int64_t>(), out->data<float>(), d_err);
+      ForwardKernel<1><<<grid, block, 0, a.stream>>>(a, weights.data<float>(), pid, out->data<float>(), d_err);
     }
-  } else if (i32) {
-    ForwardKernel<<<grid, block, 0, a.stream>>>(
-        a, weights.data<float>(), ids.data<int32_t>(), out->data<float>(), d_err);
+  };
+  if (ids.dtype() == DType::kI32) {
+    launch(int32_t{});
   } else {
-    ForwardKernel<<<grid, block, 0, a.stream>>>(
-        a, weights.data<float>(), ids.data<int64_t>(), out->data<float>(), d_err);
+    launch(int64_t{});
   }
   FS_RETURN_IF_ERROR(LaunchCheck("ForwardKernel"));
-  return ReportErrors(op, d_err, ids, a.batch, a.stream);
+  return ReportErrors(op, d_err, ids, a, offsets, table_offsets);
 }
 
 Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayout& layout,
@@ -306,11 +383,19 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
   FS_ASSIGN_OR_RETURN(BagArgs a, MakeArgs(ctx, op, layout, *weights, table_offsets, ids, offsets, per_sample_weights,
                                           pooling, grad_out));
   const int64_t n = a.num_ids;
-  if (a.batch == 0 || n == 0) return Status::OK();
+  if (a.batch == 0 || n == 0) return HostChecks(op, a, offsets, table_offsets);
   const Device dev = weights->device();
   FS_ASSIGN_OR_RETURN(Tensor err, StartErrors(a, dev));
   auto* d_err = static_cast<DeviceErrors*>(err.raw_data());
-  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch, a.stream));
+  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a, offsets, table_offsets));
+  // The keys read each table's base: the table offsets are checked first
+  // (after the offsets, the CPU's order).
+  if (table_offsets.defined()) {
+    std::vector<int64_t> to(static_cast<size_t>(a.tables + 1));
+    FS_RETURN_IF_ERROR(
+        CopyNow(to.data(), table_offsets.raw_data(), to.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, a.stream));
+    FS_RETURN_IF_ERROR(internal::CheckTableOffsetValues(op, to.data(), a.tables, a.rows));
+  }
 
   FS_ASSIGN_OR_RETURN(Tensor keys, DeviceTensor(dev, n, DType::kI64));
   FS_ASSIGN_OR_RETURN(Tensor keys_sorted, DeviceTensor(dev, n, DType::kI64));
@@ -330,7 +415,7 @@ Status EmbeddingBagBackwardUpdate(const ExecContext& ctx, const EmbeddingRowLayo
         a, ids.data<int64_t>(), k_in, v_in, bag_of.data<int64_t>(), d_err);
   }
   FS_RETURN_IF_ERROR(LaunchCheck("KeysKernel"));
-  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a.batch, a.stream));
+  FS_RETURN_IF_ERROR(ReportErrors(op, d_err, ids, a, offsets, table_offsets));
 
   // Stable radix sort over the bits a row index needs.
   int end_bit = 1;
