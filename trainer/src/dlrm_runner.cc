@@ -185,10 +185,10 @@ Status DlrmTrainer::Fill() {
         const int64_t n = next.item.rows.size(0);
         const int64_t begin = embed::RankPartBegin(n, comm_->rank(), ranks_);
         const Tensor part = next.item.rows.Slice(0, begin, begin + embed::RankPartSize(n, comm_->rank(), ranks_));
-        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, part));
+        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, part, &pool_));
         FS_RETURN_IF_ERROR(sharded_->Enqueue(next.batch.ids, next.batch.offsets, n));
       } else {
-        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, next.item.rows));
+        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, next.item.rows, &pool_));
         FS_RETURN_IF_ERROR(tables_->Enqueue(next.batch.ids, next.batch.offsets));
       }
       ++batches_ahead_;
