@@ -49,13 +49,13 @@ CATEGORIES = [
 
 
 def perf_samples(data):
-    out = subprocess.run(["perf", "script", "-i", data, "-F", "time,sym"], capture_output=True, text=True,
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "time,ip,sym"], capture_output=True, text=True,
                          check=True).stdout
     rows = []
-    for line in out.splitlines():
-        m = re.match(r"\s*([\d.]+):\s+(\S.*)?$", line)
+    for line in out.splitlines():  # "  55607.283321:      7fc20d9c223e sgemm_kernel_SKYLAKEX"
+        m = re.match(r"\s*([\d.]+):\s+[0-9a-f]+\s*(.*)$", line)
         if m:
-            rows.append((float(m.group(1)), (m.group(2) or "").strip()))
+            rows.append((float(m.group(1)), m.group(2).strip()))
     return rows
 
 

@@ -9,8 +9,9 @@
 // (Until session 16 this bench timed W as [out, in]: x W^T, dy W and
 // dy^T x. Same FLOPs, other transposes and another dW shape, so other
 // tiles: the first bottom layer's dW, 13 x 512, is one tile on one thread
-// in the step and was four in the old floor.) The dot interaction, per sample, Z [F+1, D] (the bottom
-// output and the F pooled embeddings): forward Z Z^T, backward
+// in the step and was four in the old floor.)
+// The dot interaction, per sample, Z [F+1, D] (the bottom output and the
+// F pooled embeddings): forward Z Z^T, backward
 // dZ = (G + G^T) Z; these products are tiny (27 x 64), so they are timed
 // as what a trainer runs: one Gemm per sample, samples spread over the pool
 // (a Gemm inside a pool task runs inline). Each product is timed alone,
@@ -22,11 +23,8 @@
 // each product's process CPU time (all threads) and their sum
 // (step_gemm_cpu_ms): a loaded machine inflates wall time, not CPU time.
 // The CPU time is the mean over at least 0.25 s of back-to-back runs, not
-// the best run: the kernel adds a running thread's CPU time to the process
-// clock only at a tick or a context switch, so a pool worker that spins
-// between runs is missed for up to a tick, and the best of short runs
-// picked those misses (session 15's 47.6 CPU ms against about 62 that
-// perf counted for the same products).
+// the best run (cpu_window.h: the best of short runs missed a spinning
+// worker's CPU, 47.6 CPU ms in session 15 against about 62 by perf).
 //
 // Usage: dlrm_gemm_floor [--batch 2048] [--dense 13] [--tables 26]
 //   [--dim 64] [--bottom 512,256,64] [--top 512,256,1] [--threads 2]
@@ -40,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu_window.h"
 #include "dlrm_shape.h"
 #include "foresight/core/context.h"
 #include "foresight/core/stopwatch.h"
@@ -57,18 +56,9 @@ fs::Tensor Filled(int64_t r, int64_t c) {
   return t;
 }
 
-// CPU seconds of the whole process (every thread).
-double ProcessCpu() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 // Best wall seconds of `reps` runs of fn after one warm-up, and the mean
-// CPU seconds (the process's, all threads) of back-to-back runs over at
-// least kCpuWindowS (see the header: the best of short runs undercounts).
-constexpr double kCpuWindowS = 0.25;
-
+// CPU seconds of a run (the process's, all threads; see cpu_window.h for
+// why not the best run's).
 template <typename Fn>
 std::pair<double, double> Best(int reps, Fn fn) {
   double best = 1e30;
@@ -78,14 +68,7 @@ std::pair<double, double> Best(int reps, Fn fn) {
     const double t = sw.Lap();
     if (r > 0) best = std::min(best, t);
   }
-  int runs = 0;
-  const double c0 = ProcessCpu();
-  fs::Stopwatch window;
-  do {
-    fn();
-    ++runs;
-  } while (runs < reps || window.Seconds() < kCpuWindowS);
-  return {best, (ProcessCpu() - c0) / runs};
+  return {best, fs::bench::MeanCpuSecondsOverWindow(fn, reps)};
 }
 
 struct Product {
