@@ -95,6 +95,11 @@ try:
                     "A_over_floor": round(med["A"] / floor, 3), "B_over_floor": round(med["B"] / floor, 3),
                     "B_over_floor_by_round": [round(r["samples_per_second"] / f, 3) for r, f in
                                               zip([r for r in runs if r["run"] == "B"], floors)]})
+        # On a host whose speed drifts, the best run against the best floor
+        # (each the machine at its fastest in this window) is steadier than
+        # medians of runs and floors taken minutes apart.
+        out["best_B_over_best_floor"] = round(max(r["samples_per_second"] for r in runs if r["run"] == "B") /
+                                              max(floors), 3)
         for k in ("A", "B"):  # the same at the median step (an epoch's first step pays the first allocations)
             steady = [r["median_step_samples_per_second"] for r in runs if r["run"] == k and
                       r["median_step_samples_per_second"]]
