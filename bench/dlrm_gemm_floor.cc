@@ -3,10 +3,15 @@
 // (OpenBLAS, one fixed tile per call, tiles over the pool), so the
 // trainer's samples/s can be reported against B / (sum of the GEMM times).
 //
-// Per Linear layer (x [B, in], W [out, in]): forward y = x W^T, backward
-// dx = dy W (not for the first bottom layer: its input is data) and
-// dW = dy^T x. The dot interaction, per sample, Z [F+1, D] (the bottom
-// output and the F pooled embeddings): forward Z Z^T, backward
+// Per Linear layer, laid out as the trainer lays it out (autograd::Linear:
+// x [B, in], W [in, out]): forward y = x W, backward dx = dy W^T (not for
+// the first bottom layer: its input is data) and dW = x^T dy [in, out].
+// (Until session 16 this bench timed W as [out, in]: x W^T, dy W and
+// dy^T x. Same FLOPs, other transposes and another dW shape, so other
+// tiles: the first bottom layer's dW, 13 x 512, is one tile on one thread
+// in the step and was four in the old floor.)
+// The dot interaction, per sample, Z [F+1, D] (the bottom output and the
+// F pooled embeddings): forward Z Z^T, backward
 // dZ = (G + G^T) Z; these products are tiny (27 x 64), so they are timed
 // as what a trainer runs: one Gemm per sample, samples spread over the pool
 // (a Gemm inside a pool task runs inline). Each product is timed alone,
@@ -15,8 +20,11 @@
 //   interaction_gemm_ms  the interaction's products
 //   step_gemm_ms         both; step_gemm_floor_samples_per_s = B / it
 // Prints one JSON line (with each product's shape, ms and GFLOP/s), and
-// the best process CPU time of each product (all threads) and their sum
+// each product's process CPU time (all threads) and their sum
 // (step_gemm_cpu_ms): a loaded machine inflates wall time, not CPU time.
+// The CPU time is the mean over at least 0.25 s of back-to-back runs, not
+// the best run (cpu_window.h: the best of short runs missed a spinning
+// worker's CPU, 47.6 CPU ms in session 15 against about 62 by perf).
 //
 // Usage: dlrm_gemm_floor [--batch 2048] [--dense 13] [--tables 26]
 //   [--dim 64] [--bottom 512,256,64] [--top 512,256,1] [--threads 2]
@@ -30,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu_window.h"
 #include "dlrm_shape.h"
 #include "foresight/core/context.h"
 #include "foresight/core/stopwatch.h"
@@ -47,30 +56,19 @@ fs::Tensor Filled(int64_t r, int64_t c) {
   return t;
 }
 
-// CPU seconds of the whole process (every thread).
-double ProcessCpu() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// Best wall and best CPU seconds (the process's, all threads) of `reps`
-// runs of fn after one warm-up.
+// Best wall seconds of `reps` runs of fn after one warm-up, and the mean
+// CPU seconds of a run (the process's, all threads; see cpu_window.h for
+// why not the best run's).
 template <typename Fn>
 std::pair<double, double> Best(int reps, Fn fn) {
-  double best = 1e30, best_cpu = 1e30;
+  double best = 1e30;
   for (int r = 0; r <= reps; ++r) {
-    const double c0 = ProcessCpu();
     fs::Stopwatch sw;
     fn();
     const double t = sw.Lap();
-    const double c = ProcessCpu() - c0;
-    if (r > 0) {
-      best = std::min(best, t);
-      best_cpu = std::min(best_cpu, c);
-    }
+    if (r > 0) best = std::min(best, t);
   }
-  return {best, best_cpu};
+  return {best, fs::bench::MeanCpuSecondsOverWindow(fn, reps)};
 }
 
 struct Product {
@@ -136,15 +134,15 @@ int main(int argc, char** argv) {
       const int64_t out = outs[l];
       const std::string name = tag + std::to_string(l);
       Product f{name + "_fwd", batch, out, in, 1};
-      std::tie(f.best_s, f.best_cpu_s) = TimeGemm(ctx, batch, out, in, false, true, reps);  // x W^T
+      std::tie(f.best_s, f.best_cpu_s) = TimeGemm(ctx, batch, out, in, false, false, reps);  // x W
       mlp.push_back(f);
       if (!(first_is_data && l == 0)) {
         Product dx{name + "_dx", batch, in, out, 1};
-        std::tie(dx.best_s, dx.best_cpu_s) = TimeGemm(ctx, batch, in, out, false, false, reps);  // dy W
+        std::tie(dx.best_s, dx.best_cpu_s) = TimeGemm(ctx, batch, in, out, false, true, reps);  // dy W^T
         mlp.push_back(dx);
       }
-      Product dw{name + "_dw", out, in, batch, 1};
-      std::tie(dw.best_s, dw.best_cpu_s) = TimeGemm(ctx, out, in, batch, true, false, reps);  // dy^T x
+      Product dw{name + "_dw", in, out, batch, 1};
+      std::tie(dw.best_s, dw.best_cpu_s) = TimeGemm(ctx, in, out, batch, true, false, reps);  // x^T dy
       mlp.push_back(dw);
       in = out;
     }

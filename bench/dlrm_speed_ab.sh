@@ -10,13 +10,16 @@
 # bench/RESULTS.md, "DLRM end to end against PyTorch, FBGEMM and TorchRec
 # on an idle machine", for the `foresight generate clicks` command).
 # Per run: samples/s and train_seconds from the metrics file (whole epoch,
-# first steps included), train_cpu_seconds where the binary writes it, and
+# first steps included), samples/s at the median step (2048 /
+# median_step_seconds, where the binary writes it: the first step also pays
+# the first allocations), train_cpu_seconds where the binary writes it, and
 # the process's user + system CPU seconds (table initialisation included,
 # the same for both binaries), loss and test AUC (equal bits = same math).
-# Then, from BENCH_DIR: dlrm_gemm_floor (step_gemm_floor_samples_per_s: the
-# ratio's denominator), dlrm_phase_bench (each dense phase against its own
-# floor) and embedding_bench (the embedding bags against the row-gather
-# rate), if built.
+# From BENCH_DIR, if built: dlrm_gemm_floor once a round, between A's run
+# and B's (step_gemm_floor_samples_per_s: the ratio's denominator; the
+# summary takes the rounds' median), then dlrm_phase_bench (each dense
+# phase against its own floor). The summary's B_over_floor is issue 12's
+# ratio (bar 0.85).
 set -euo pipefail
 A=${1:?A binary}
 B=${2:?B binary}
@@ -44,20 +47,32 @@ u, s = map(float, open(t).read().split()[-2:])
 print(json.dumps({"run": label, "round": int(rnd), "samples_per_second": round(e["samples_per_second"]),
                   "train_seconds": round(e["train_seconds"], 3),
                   "train_cpu_seconds": round(e["train_cpu_seconds"], 3) if "train_cpu_seconds" in e else None,
+                  "median_step_samples_per_second": round(2048 / e["median_step_seconds"]) if e.get("median_step_seconds") else None,
                   "process_cpu_seconds": round(u + s, 2), "loss": e["loss"], "test_auc": e["test_auc"],
                   "load_before": float(l0), "load_after": float(l1)}))
 EOF
 }
 
+# The floor is measured once a round, between the rounds' runs, so that the
+# ratio's numerator and denominator see the same drift of this host.
+floor() {
+  if [[ -x "$BENCH/dlrm_gemm_floor" ]]; then
+    echo "{\"load\": $(load), \"round\": $1, \"dlrm_gemm_floor\": $("$BENCH/dlrm_gemm_floor" --reps 10)}" \
+      >> "$TMP/benches.jsonl"
+    python3 -c 'import json, sys; d = json.loads(sys.stdin.readlines()[-1]); f = d["dlrm_gemm_floor"]
+print(json.dumps({"round": d["round"], "load": d["load"], "step_gemm_floor_samples_per_s": f["step_gemm_floor_samples_per_s"],
+                  "step_gemm_ms": f["step_gemm_ms"], "step_gemm_cpu_ms": f["step_gemm_cpu_ms"]}))' < "$TMP/benches.jsonl"
+  fi
+}
+
 for r in $(seq 1 "$ROUNDS"); do
   run A "$A" "$r" | tee -a "$TMP/runs.jsonl"
+  floor "$r"
   run B "$B" "$r" | tee -a "$TMP/runs.jsonl"
 done
-for b in dlrm_gemm_floor dlrm_phase_bench; do
-  if [[ -x "$BENCH/$b" ]]; then
-    echo "{\"load\": $(load), \"$b\": $("$BENCH/$b" --reps 10)}" | tee -a "$TMP/benches.jsonl"
-  fi
-done
+if [[ -x "$BENCH/dlrm_phase_bench" ]]; then
+  echo "{\"load\": $(load), \"dlrm_phase_bench\": $("$BENCH/dlrm_phase_bench" --reps 10)}" | tee -a "$TMP/benches.jsonl"
+fi
 # Medians of each binary's samples/s, B / A, and each against the step's
 # GEMM floor (issue 12's bar: >= 0.85).
 python3 - "$TMP/runs.jsonl" "$TMP/benches.jsonl" <<'EOF'
@@ -67,13 +82,29 @@ med = {k: statistics.median(r["samples_per_second"] for r in runs if r["run"] ==
 same = len({(r["loss"], r["test_auc"]) for r in runs}) == 1
 out = {"summary": True, "median_samples_per_second_A": med["A"], "median_samples_per_second_B": med["B"],
        "B_over_A": round(med["B"] / med["A"], 3), "same_loss_and_auc": same}
+for k in ("A", "B"):  # cores kept busy over the training steps (spinning pool threads count)
+    busy = [r["train_cpu_seconds"] / r["train_seconds"] for r in runs if r["run"] == k and r["train_cpu_seconds"]]
+    if busy:
+        out["median_cores_busy_" + k] = round(statistics.median(busy), 2)
 try:
-    for l in open(sys.argv[2]):
-        d = json.loads(l)
-        if "dlrm_gemm_floor" in d:
-            floor = d["dlrm_gemm_floor"]["step_gemm_floor_samples_per_s"]
-            out.update({"step_gemm_floor_samples_per_s": floor, "A_over_floor": round(med["A"] / floor, 3),
-                        "B_over_floor": round(med["B"] / floor, 3)})
+    floors = [json.loads(l)["dlrm_gemm_floor"]["step_gemm_floor_samples_per_s"] for l in open(sys.argv[2])
+              if "dlrm_gemm_floor" in l]
+    if floors:
+        floor = statistics.median(floors)
+        out.update({"step_gemm_floor_samples_per_s": floor, "floors": floors,
+                    "A_over_floor": round(med["A"] / floor, 3), "B_over_floor": round(med["B"] / floor, 3),
+                    "B_over_floor_by_round": [round(r["samples_per_second"] / f, 3) for r, f in
+                                              zip([r for r in runs if r["run"] == "B"], floors)]})
+        # On a host whose speed drifts, the best run against the best floor
+        # (each the machine at its fastest in this window) is steadier than
+        # medians of runs and floors taken minutes apart.
+        out["best_B_over_best_floor"] = round(max(r["samples_per_second"] for r in runs if r["run"] == "B") /
+                                              max(floors), 3)
+        for k in ("A", "B"):  # the same at the median step (an epoch's first step pays the first allocations)
+            steady = [r["median_step_samples_per_second"] for r in runs if r["run"] == k and
+                      r["median_step_samples_per_second"]]
+            if steady:
+                out["median_step_" + k + "_over_floor"] = round(statistics.median(steady) / floor, 3)
 except FileNotFoundError:
     pass
 print(json.dumps(out))

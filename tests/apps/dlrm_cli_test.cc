@@ -25,7 +25,8 @@ const char kAdagrad[] = " --sparse-optimizer rowwise-adagrad --sparse-lr 0.05";
 // The lines of a metrics file without their timings (which differ run to run).
 std::vector<nlohmann::json> WithoutTimings(std::vector<nlohmann::json> lines) {
   for (nlohmann::json& j : lines) {
-    for (const char* k : {"train_seconds", "train_cpu_seconds", "samples_per_second", "eval_seconds", "loop_seconds"}) {
+    for (const char* k : {"train_seconds", "train_cpu_seconds", "samples_per_second", "median_step_seconds",
+                          "eval_seconds", "loop_seconds"}) {
       j.erase(k);
     }
   }
@@ -87,6 +88,14 @@ TEST(DlrmCli, SameMetricsWithAnyThreadCount) {
                                            " --epochs 2 --eval-every 10 --dropout 0.1 --seed 4 --threads " +
                                            threads + " --metrics " + Quote(dir.File(std::string("m") + threads)));
     ASSERT_EQ(r.code, 0) << r.err;
+  }
+  // The median of each line's step times: positive and no longer than
+  // their sum (how it compares with the mean step is timing: not checked).
+  for (const nlohmann::json& line : testing::ReadJsonLines(dir.File("m2"))) {
+    if (line.contains("final")) continue;
+    ASSERT_TRUE(line.contains("median_step_seconds")) << line.dump();
+    EXPECT_GT(line["median_step_seconds"].get<double>(), 0.0) << line.dump();
+    EXPECT_LE(line["median_step_seconds"].get<double>(), line["train_seconds"].get<double>()) << line.dump();
   }
   const auto one = WithoutTimings(testing::ReadJsonLines(dir.File("m1")));
   const auto two = WithoutTimings(testing::ReadJsonLines(dir.File("m2")));
@@ -160,8 +169,8 @@ namespace {
 
 std::vector<nlohmann::json> WithoutTimingsOrCache(std::vector<nlohmann::json> lines) {
   for (nlohmann::json& j : lines) {
-    for (const char* k : {"train_seconds", "train_cpu_seconds", "samples_per_second", "eval_seconds", "loop_seconds",
-                          "cache_hits", "cache_misses", "rows_requested", "rows_bypassed", "rows_written_back",
+    for (const char* k : {"train_seconds", "train_cpu_seconds", "samples_per_second", "median_step_seconds",
+                          "eval_seconds", "loop_seconds", "cache_hits", "cache_misses", "rows_requested", "rows_bypassed", "rows_written_back",
                           "bytes_read", "bytes_written"}) {
       j.erase(k);
     }

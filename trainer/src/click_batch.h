@@ -7,6 +7,7 @@
 
 #include "foresight/core/status.h"
 #include "foresight/core/tensor.h"
+#include "foresight/core/thread_pool.h"
 #include "foresight/storage/clicks_dataset.h"
 
 namespace foresight::trainer::internal {
@@ -20,8 +21,10 @@ struct ClickBatch {
 };
 
 // Gathers the dataset rows `rows` (i64 [B], each in [0, num_samples)).
-// Ids are the dataset's (checked in range when it was opened).
-StatusOr<ClickBatch> MakeClickBatch(const storage::ClicksDataset& data, const Tensor& rows);
+// Ids are the dataset's (checked in range when it was opened). With a pool,
+// the fields are gathered over its threads (the same batch).
+StatusOr<ClickBatch> MakeClickBatch(const storage::ClicksDataset& data, const Tensor& rows,
+                                    ThreadPool* pool = nullptr);
 
 // The rows [begin, end) as an i64 tensor (evaluation's in-order batches).
 Tensor RowRangeIds(int64_t begin, int64_t end);

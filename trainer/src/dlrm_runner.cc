@@ -40,6 +40,16 @@ std::string Fixed(const char* fmt, double v) {
   return buf;
 }
 
+// The median of v (the mean of the middle two when even; 0 when empty).
+double MedianOf(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  if (v.size() % 2 == 1) return v[mid];
+  const double upper = v[mid];
+  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)));
+}
+
 // Counters at one moment, to report the difference between two.
 struct CacheSnapshot {
   int64_t hits = 0, misses = 0, bypassed = 0, writebacks = 0, bytes_read = 0, bytes_written = 0;
@@ -132,6 +142,9 @@ class DlrmTrainer {
   int64_t loss_steps_ = 0, samples_ = 0;
   double train_seconds_ = 0, eval_seconds_ = 0;
   double train_cpu_seconds_ = 0;  // the process's CPU time over the training steps
+  // Each training step's wall seconds since the last metrics line (for the
+  // median step: an epoch's first step also pays the first allocations).
+  std::vector<double> step_seconds_;
   CacheSnapshot last_;
   std::vector<float> logits_[2], labels_[2];
   // The best validation AUC so far (ties keep the first).
@@ -185,10 +198,10 @@ Status DlrmTrainer::Fill() {
         const int64_t n = next.item.rows.size(0);
         const int64_t begin = embed::RankPartBegin(n, comm_->rank(), ranks_);
         const Tensor part = next.item.rows.Slice(0, begin, begin + embed::RankPartSize(n, comm_->rank(), ranks_));
-        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, part));
+        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, part, &pool_));
         FS_RETURN_IF_ERROR(sharded_->Enqueue(next.batch.ids, next.batch.offsets, n));
       } else {
-        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, next.item.rows));
+        FS_ASSIGN_OR_RETURN(next.batch, MakeClickBatch(*data_, next.item.rows, &pool_));
         FS_RETURN_IF_ERROR(tables_->Enqueue(next.batch.ids, next.batch.offsets));
       }
       ++batches_ahead_;
@@ -220,6 +233,7 @@ void DlrmTrainer::FinishStep(const Inflight& b, double loss, double seconds, dou
   samples_ += samples;
   train_seconds_ += seconds;
   train_cpu_seconds_ += cpu_seconds;
+  step_seconds_.push_back(seconds);
   if (callbacks_.on_batch) callbacks_.on_batch(b.item.epoch + 1, b.item.batch, schedule_->steps_per_epoch(), loss);
   if (progress_) {
     progress_->Advance(samples);
@@ -368,6 +382,7 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   j["train_seconds"] = train_seconds_;
   j["train_cpu_seconds"] = train_cpu_seconds_;
   j["samples_per_second"] = train_seconds_ > 0 ? static_cast<double>(samples_) / train_seconds_ : 0.0;
+  j["median_step_seconds"] = MedianOf(step_seconds_);
   j["eval_seconds"] = eval_seconds_;
   // Over all ranks' shards.
   j["cache_hits"] = d.hits;
@@ -436,6 +451,7 @@ Status DlrmTrainer::Report(const ScheduledItem& item) {
   loss_sum_ = 0;
   loss_steps_ = samples_ = 0;
   train_seconds_ = eval_seconds_ = train_cpu_seconds_ = 0;
+  step_seconds_.clear();
   last_ = now;
   return Status::OK();
 }
