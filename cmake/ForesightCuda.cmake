@@ -23,10 +23,11 @@ if(NOT FORESIGHT_CUDA STREQUAL "OFF")
 endif()
 # Say what the switch means today: the runtime seam (device memory, streams,
 # copies, pinned host memory through cudart) and every op's CUDA kernel
-# compile, but no command runs on a GPU yet, so training runs on the CPU.
+# compile; `train --device cuda` runs full-graph GNN node classification on a
+# GPU, and every other run on the CPU (a CUDA request for those is refused).
 if(FORESIGHT_HAVE_CUDA)
-  message(STATUS "foresight: CUDA runtime seam and every op's CUDA kernel compiled (nvcc found); no command "
-                 "runs on a GPU yet, so training runs on the CPU")
+  message(STATUS "foresight: CUDA runtime seam and every op's CUDA kernel compiled (nvcc found); train "
+                 "--device cuda runs full-graph GNN node classification, the rest runs on the CPU")
 else()
   message(STATUS "foresight: CUDA runtime seam not compiled; every op runs on the CPU")
 endif()

@@ -1,6 +1,7 @@
 #include "backend_cases.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "foresight/kernels/ops.h"
@@ -284,6 +285,81 @@ std::vector<Case> ElementwiseCases() {
       };
       cases.push_back(c);
     }
+  }
+  return cases;
+}
+
+// ---- dense optimizer updates ----
+
+// Adam with explicit fused multiply-adds and IEEE division / square root:
+// the CPU's bits. SGD's CPU loop may be contracted by the compiler, the
+// CUDA kernel is not: an ulp of the update. Two parameters per call (one
+// crossing the CPU's 32768-element chunk), three steps in a row, so the
+// state carries over.
+std::vector<Case> OptimizerCases() {
+  std::vector<Case> cases;
+  const Shape a_shape{40001}, b_shape{33, 7};
+  auto params = [&](const Tensors& in, int states) {
+    std::vector<DenseUpdateTensors> p(2);
+    for (int k = 0; k < 2; ++k) {
+      p[k].w = in[k * 4];
+      p[k].g = in[k * 4 + 1];
+      if (states > 0) p[k].s0 = in[k * 4 + 2];
+      if (states > 1) p[k].s1 = in[k * 4 + 3];
+    }
+    return p;
+  };
+  auto inputs = [&](uint64_t seed) {
+    Tensors in;
+    for (const Shape& shape : {a_shape, b_shape}) {
+      in.push_back(RandomF32(shape, seed++));
+      in.push_back(RandomF32(shape, seed++, -0.1f, 0.1f));
+      in.push_back(RandomF32(shape, seed++, -0.05f, 0.05f));
+      in.push_back(RandomF32(shape, seed++, 0.0f, 0.01f));  // v >= 0
+    }
+    return in;
+  };
+  for (const bool decoupled : {false, true}) {
+    Case c;
+    c.name = decoupled ? "AdamUpdate adamw" : "AdamUpdate adam";
+    c.inputs = inputs(61);
+    c.run = [params, decoupled](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
+      const std::vector<DenseUpdateTensors> p = params(in, 2);
+      for (int t = 1; t <= 3; ++t) {
+        AdamUpdateArgs a;
+        a.step_size = static_cast<float>(0.01 / (1.0 - std::pow(0.9, t)));
+        a.bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(0.999, t)));
+        a.coupled_wd = decoupled ? 0.0f : 5e-4f;
+        a.shrink = decoupled ? std::fma(-0.01f, 0.05f, 1.0f) : 1.0f;
+        FS_RETURN_IF_ERROR(AdamUpdate(ctx, a, p));
+      }
+      return Tensors{in[0], in[2], in[3], in[4], in[6], in[7]};
+    };
+    cases.push_back(c);
+  }
+  for (const float momentum : {0.0f, 0.9f}) {
+    Case c;
+    c.name = momentum > 0 ? "SgdUpdate momentum" : "SgdUpdate";
+    c.inputs = inputs(71);
+    c.run = [params, momentum](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
+      const std::vector<DenseUpdateTensors> p = params(in, momentum > 0 ? 1 : 0);
+      for (int t = 0; t < 3; ++t) FS_RETURN_IF_ERROR(SgdUpdate(ctx, 0.1f, 5e-4f, momentum, p));
+      return Tensors{in[0], in[2], in[4], in[6]};
+    };
+    c.tol = {kRounding};
+    cases.push_back(c);
+  }
+  {
+    // A state tensor on the wrong shape is refused on every device.
+    Case c;
+    c.name = "AdamUpdate bad state";
+    c.inputs = {RandomF32({8}, 81), RandomF32({8}, 82), RandomF32({8}, 83), RandomF32({9}, 84)};
+    c.run = [](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
+      FS_RETURN_IF_ERROR(AdamUpdate(ctx, AdamUpdateArgs(), {DenseUpdateTensors{in[0], in[1], in[2], in[3]}}));
+      return Tensors{in[0]};
+    };
+    c.expect_error = true;
+    cases.push_back(c);
   }
   return cases;
 }
@@ -791,7 +867,7 @@ std::vector<Case> EmbeddingBagCases() {
 
 std::vector<std::string> GroupNames() {
   return {"gemm", "rows", "elementwise", "activation", "dropout", "loss",
-          "csr",  "spmm", "gcn",         "gat",        "sample",  "embedding_bag"};
+          "csr",  "spmm", "gcn",         "gat",        "sample",  "embedding_bag", "optimizer"};
 }
 
 std::vector<Case> MakeGroup(const std::string& group) {
@@ -807,6 +883,7 @@ std::vector<Case> MakeGroup(const std::string& group) {
   if (group == "gat") return GatCases();
   if (group == "sample") return SampleCases();
   if (group == "embedding_bag") return EmbeddingBagCases();
+  if (group == "optimizer") return OptimizerCases();
   return {};
 }
 

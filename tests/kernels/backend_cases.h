@@ -13,7 +13,8 @@
 namespace foresight::kernels::backend {
 
 // Op group name -> its cases ("gemm", "rows", "elementwise", "activation",
-// "dropout", "loss", "csr", "spmm", "gcn", "gat", "sample", "embedding_bag").
+// "dropout", "loss", "csr", "spmm", "gcn", "gat", "sample", "embedding_bag",
+// "optimizer").
 std::vector<std::string> GroupNames();
 std::vector<Case> MakeGroup(const std::string& group);
 

@@ -20,6 +20,23 @@ using autograd::Var;
 using foresight::testing::TensorOf;
 using foresight::testing::VectorOf;
 
+// A GPU run reads dense rows only; the check is pure (no GPU needed).
+TEST(NodeInputTest, OnCudaOnlyDenseRowsAreRead) {
+  NodeInput dense;
+  dense.kind = "file";
+  dense.dense = Tensor::Zeros({3, 2}, DType::kF32);
+  EXPECT_OK(CheckInputOnDevice(dense, Device::Cpu(), "/d"));
+  EXPECT_OK(CheckInputOnDevice(dense, Device::Cuda(1), "/d"));
+  NodeInput sparse;
+  sparse.kind = "file";
+  sparse.table = true;
+  EXPECT_OK(CheckInputOnDevice(sparse, Device::Cpu(), "/d"));
+  const Status s = CheckInputOnDevice(sparse, Device::Cuda(1), "/data/sparse");
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_ERROR_CONTAINS(s, "device: cuda:1", "/data/sparse", "input table", "does not run on a GPU yet",
+                        "does not fall back");
+}
+
 TEST(NodeInputTest, DegreeFeaturesAreLogDegreeAndBuckets) {
   const Tensor f = DegreeFeatures(TensorOf<int64_t>({0, 0, 1, 4, 11}));  // in-degrees 0, 1, 3, 7
   ASSERT_EQ(f.shape(), (Shape{4, kDegreeFeatureDim}));

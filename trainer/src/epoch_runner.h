@@ -76,6 +76,9 @@ Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autogr
                  const autograd::Var& x, const Tensor& labels, EpochMetrics* m, StepResult* result,
                  const RngKey* x_dropped = nullptr);
 
+// Moves every parameter of `model` to `device` (nothing to do on the CPU).
+Status MoveParametersTo(Device device, autograd::Module* model);
+
 // Fraction of rows with label >= 0 whose argmax is the label (0 when none).
 StatusOr<double> AccuracyOf(const ExecContext& ctx, const Tensor& scores, const Tensor& labels);
 

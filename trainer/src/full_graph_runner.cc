@@ -1,7 +1,9 @@
 // Full-graph training: the whole graph is the block of every layer (one
 // GraphBlock object, so its transpose and normalisation are built once), one
 // step per epoch whose loss is over all training ids; evaluation is the
-// full-graph forward without dropout.
+// full-graph forward without dropout. On a GPU (ctx.device), the features,
+// labels and graph live in device memory and every op runs there; the
+// transpose and normalisation of the block are then built on the device.
 #include "epoch_runner.h"
 
 namespace foresight::trainer::internal {
@@ -14,18 +16,28 @@ namespace {
 
 class FullGraphRunner : public EpochRunner {
  public:
-  explicit FullGraphRunner(const RunState& state) : state_(state), block_(state.data->graph) {}
+  explicit FullGraphRunner(const RunState& state) : state_(state) {}
 
   Status Init() {
     const storage::Dataset& d = *state_.data->dataset;
+    const Device device = state_.ctx.device;
+    FS_RETURN_IF_ERROR(CheckInputOnDevice(*state_.input, device, state_.options->dataset));
     // Dense rows are converted once; table inputs are recomputed every step
-    // (the table changes).
+    // (the table changes). On a GPU, the rows, the labels and the graph are
+    // copied to it once, here.
     if (!state_.input->table && state_.input->dense.defined()) {
       FS_ASSIGN_OR_RETURN(features_, FeaturesAsF32(state_.ctx, state_.input->dense));
+      FS_ASSIGN_OR_RETURN(features_, OnDevice(features_, device));
     }
     FS_ASSIGN_OR_RETURN(train_labels_, MaskedLabels(d.labels(), d.train_ids()));
     FS_ASSIGN_OR_RETURN(val_labels_, MaskedLabels(d.labels(), d.val_ids()));
     FS_ASSIGN_OR_RETURN(test_labels_, MaskedLabels(d.labels(), d.test_ids()));
+    FS_ASSIGN_OR_RETURN(train_labels_, OnDevice(train_labels_, device));
+    FS_ASSIGN_OR_RETURN(val_labels_, OnDevice(val_labels_, device));
+    FS_ASSIGN_OR_RETURN(test_labels_, OnDevice(test_labels_, device));
+    kernels::Csr graph = state_.data->graph;
+    FS_RETURN_IF_ERROR(CsrOnDevice(device, &graph));
+    block_ = GraphBlock(std::move(graph));
     blocks_.assign(state_.model->num_layers(), &block_);
     return Status::OK();
   }

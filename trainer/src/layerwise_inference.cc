@@ -263,13 +263,19 @@ class LayerRunner {
       });
       kernels::Csr normalized;
       FS_RETURN_IF_ERROR(kernels::GcnNormalizeWithOutDegrees(ctx_, c->csr, degrees, &normalized));
+      FS_RETURN_IF_ERROR(CsrOnDevice(ctx_.device, &c->csr));
+      FS_RETURN_IF_ERROR(CsrOnDevice(ctx_.device, &normalized));
       block = std::make_unique<GraphBlock>(std::move(c->csr), std::move(normalized));
     } else {
+      FS_RETURN_IF_ERROR(CsrOnDevice(ctx_.device, &c->csr));
       block = std::make_unique<GraphBlock>(std::move(c->csr));
     }
+    // On a GPU (ctx.device) the chunk's rows and block go to it and the
+    // layer's rows come back: the scratch stores and sinks hold host rows.
+    FS_ASSIGN_OR_RETURN(x, OnDevice(x, ctx_.device));
     Tape tape(ctx_, /*training=*/false, /*record=*/false);
     FS_ASSIGN_OR_RETURN(Var y, model_.ForwardLayer(tape, layer, *block, Var(x)));
-    return y.value();
+    return OnDevice(y.value(), Device::Cpu());
   }
 
   const ExecContext& ctx_;

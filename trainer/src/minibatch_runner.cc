@@ -50,6 +50,7 @@ class MiniBatchRunner : public EpochRunner {
   Status Init() {
     const storage::Dataset& d = *state_.data->dataset;
     const TrainOptions& o = *state_.options;
+    FS_RETURN_IF_ERROR(CheckInputOnDevice(*state_.input, state_.ctx.device, o.dataset));
     // Measured before anything of this run's size is allocated.
     const int64_t baseline = CurrentRssBytes() - MappedRssBytes(d.dir());
     sampler_ = std::make_unique<sampler::NeighborSampler>(state_.data->graph, o.fanouts, o.seed);
@@ -156,21 +157,28 @@ class MiniBatchRunner : public EpochRunner {
       if (state_.input->learned != nullptr) state_.input->learned->WaitReady();
       {
         auto turn = pipeline_->budget().ComputeTurn();
+        // On a GPU the batch (blocks, input node ids, rows, labels) is
+        // copied to it here; the CPU uses the pipeline's buffers as they are.
+        const Device device = state_.ctx.device;
+        FS_ASSIGN_OR_RETURN(const Tensor src_ids, OnDevice(batch->sampled.input_nodes, device));
         std::vector<GraphBlock> blocks;
         blocks.reserve(batch->sampled.blocks.size());
         for (kernels::Csr& csr : batch->sampled.blocks) {
+          FS_RETURN_IF_ERROR(CsrOnDevice(device, &csr));
           blocks.emplace_back(std::move(csr));
           // Every layer's sources are a prefix of the input nodes: dropout
           // keys its masks by these node ids, so ranks sharing a global
           // batch draw its one-rank masks (sampling is keyed by node too).
-          blocks.back().set_src_ids(batch->sampled.input_nodes);
+          blocks.back().set_src_ids(src_ids);
         }
         std::vector<GraphBlock*> block_ptrs;
         for (GraphBlock& g : blocks) block_ptrs.push_back(&g);
         Tape tape(state_.ctx.WithRng(StepKey(state_.options->seed, epoch, b)), /*training=*/true);
         // Table inputs are the bags of the batch's input nodes' rows (the
         // pipeline reads no feature rows for them).
-        Var x(batch->x);
+        FS_ASSIGN_OR_RETURN(const Tensor x_rows, OnDevice(batch->x, device));
+        FS_ASSIGN_OR_RETURN(const Tensor labels, OnDevice(batch->labels, device));
+        Var x(x_rows);
         if (state_.input->table) {
           FS_ASSIGN_OR_RETURN(x, InputRows(tape, *state_.model, *state_.input, batch->sampled.input_nodes));
         } else if (state_.input->learned != nullptr) {
@@ -186,7 +194,7 @@ class MiniBatchRunner : public EpochRunner {
         // x may come dropped out already (PipelineConfig::input_dropout:
         // never with table or learned inputs, whose x is not the batch's).
         const RngKey* x_dropped = batch->x_dropout_key.has_value() ? &*batch->x_dropout_key : nullptr;
-        FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, x, batch->labels, m, &r, x_dropped));
+        FS_RETURN_IF_ERROR(TrainStep(state_, tape, block_ptrs, x, labels, m, &r, x_dropped));
       }
       loss_sum += r.loss;
       correct += r.correct;

@@ -58,6 +58,31 @@ StatusOr<Tensor> FeaturesAsF32(const ExecContext& ctx, const Tensor& features) {
   return out;
 }
 
+StatusOr<Tensor> OnDevice(const Tensor& t, Device device) {
+  if (!t.defined() || t.device() == device) return t;
+  if (!t.is_contiguous()) {  // copies between devices take contiguous bytes
+    FS_ASSIGN_OR_RETURN(const Tensor packed, t.Contiguous());
+    return packed.To(device);
+  }
+  return t.To(device);
+}
+
+Status CsrOnDevice(Device device, kernels::Csr* csr) {
+  FS_ASSIGN_OR_RETURN(csr->indptr, OnDevice(csr->indptr, device));
+  FS_ASSIGN_OR_RETURN(csr->indices, OnDevice(csr->indices, device));
+  FS_ASSIGN_OR_RETURN(csr->edge_weight, OnDevice(csr->edge_weight, device));
+  return Status::OK();
+}
+
+StatusOr<float> HostScalar(const Tensor& t) {
+  if (t.numel() != 1 || t.dtype() != DType::kF32) {
+    return Internal("HostScalar: expected one f32 value, got " + t.ToString());
+  }
+  if (t.device().is_cpu()) return t.data<float>()[0];
+  FS_ASSIGN_OR_RETURN(const Tensor host, t.To(Device::Cpu()));
+  return host.data<float>()[0];
+}
+
 StatusOr<Tensor> GatherLabels(const Tensor& labels, const Tensor& ids) {
   FS_RETURN_IF_ERROR(CheckIds(ids, labels.size(0), "label ids"));
   Tensor out = Tensor::Empty({ids.numel()}, DType::kI64);

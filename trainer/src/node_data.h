@@ -29,6 +29,14 @@ StatusOr<Tensor> GatherLabels(const Tensor& labels, const Tensor& ids);
 // i64 [N]: labels at `ids`, -1 elsewhere (loss and accuracy on a split of a
 // whole-graph forward).
 StatusOr<Tensor> MaskedLabels(const Tensor& labels, const Tensor& ids);
+// `t` on `device`: t itself when it is there already (or undefined), else a
+// copy. What a run on a GPU copies there (features, labels, blocks).
+StatusOr<Tensor> OnDevice(const Tensor& t, Device device);
+// The arrays of `csr` (indptr, indices, edge weights) moved to `device`.
+Status CsrOnDevice(Device device, kernels::Csr* csr);
+// The one value of a one-element f32 tensor on any device (a loss).
+StatusOr<float> HostScalar(const Tensor& t);
+
 // i64 [end - begin]: begin, begin+1, ...
 Tensor IdRange(int64_t begin, int64_t end);
 // i64: a followed by b.

@@ -59,6 +59,16 @@ StatusOr<NodeInput> OpenNodeInput(const std::string& node_features, const storag
   return in;
 }
 
+Status CheckInputOnDevice(const NodeInput& in, Device device, const std::string& dataset) {
+  if (device.is_cpu() || (!in.table && in.learned == nullptr)) return Status::OK();
+  return Unimplemented("device: " + device.ToString() + " requested, but the node features of " + dataset +
+                       (in.table ? " go through the model's input table (sparse features or one-hot)"
+                                 : " are learned rows") +
+                       ", which does not run on a GPU yet; on a GPU, training takes dense features "
+                       "(--node-features file with dense features, or degree); training does not fall back to "
+                       "the CPU");
+}
+
 Tensor DegreeFeatures(const Tensor& indptr) {
   const int64_t n = indptr.numel() - 1;
   Tensor out = Tensor::Zeros({n, kDegreeFeatureDim}, DType::kF32);

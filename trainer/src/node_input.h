@@ -44,6 +44,12 @@ struct NodeInput {
 // to pass when the dataset has no features and `node_features` is "file".
 StatusOr<NodeInput> OpenNodeInput(const std::string& node_features, const storage::Dataset& d);
 
+// Whether a run on `device` can read `in`: any input on the CPU; on a GPU,
+// dense rows only (Unimplemented for an input table or learned rows, naming
+// `dataset`: sparse "file" features show only once the dataset is open,
+// CudaTrainingSupports refuses the rest by name before).
+Status CheckInputOnDevice(const NodeInput& in, Device device, const std::string& dataset);
+
 // Degree features of a CSR by destination (indptr i64 [N+1]): f32 [N, 17].
 Tensor DegreeFeatures(const Tensor& indptr);
 

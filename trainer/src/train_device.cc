@@ -26,11 +26,37 @@ Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus
                            " GPU(s) are visible (cuda:0" +
                            (gpus > 1 ? " to cuda:" + std::to_string(gpus - 1) : std::string()) + ")");
   }
-  // Every kernel has a CUDA version (kernels/src/cuda/), but the trainer
-  // still keeps parameters, optimizer state and batches in host memory.
-  return Unimplemented("device: " + name +
-                       " is visible and every kernel has a CUDA version, but training does not run on a GPU yet "
-                       "(parameters, optimizer steps and batches stay in host memory)" + no_fallback);
+  return Status::OK();
+}
+
+Status CudaTrainingSupports(const TrainOptions& o) {
+  FS_ASSIGN_OR_RETURN(const Device d, ParseDevice(o.device));
+  if (d.is_cpu()) return Status::OK();
+  // What runs on a GPU today: GNN node classification in memory with dense
+  // node features. Parameters, gradients and optimizer state live in
+  // device memory; full graph: the graph, features and labels too, copied
+  // once; mini-batch: sampling and the feature rows stay on the host and
+  // each batch's blocks, rows and labels are copied to the device.
+  const std::string runs = "; on a GPU, training runs GNN node classification (sage, gcn, gat) over the full "
+                           "graph (--full-graph) or in-memory mini-batches (--feature-store memory or mmap) with "
+                           "dense node features (file or degree); pass --device cpu for the rest, training does "
+                           "not fall back to the CPU";
+  auto refuse = [&](const std::string& what) {
+    return Unimplemented("device: " + d.ToString() + " requested, but " + what + " does not run on a GPU yet" +
+                         runs);
+  };
+  if (o.task == "link") return refuse("link prediction (--task link)");
+  if (o.model == "dlrm") return refuse("dlrm");
+  if (o.model == "sasrec") return refuse("sasrec");
+  if (o.model != "sage" && o.model != "gcn" && o.model != "gat") return refuse("model " + o.model);
+  if (!o.full_graph && o.feature_store == "disk") {
+    return refuse("out-of-core training (--feature-store disk: the device tier of the feature cache)");
+  }
+  if (o.node_features != "file" && o.node_features != "degree") {
+    return refuse("--node-features " + o.node_features + " (an input table or learned rows)");
+  }
+  if (!o.checkpoint_dir.empty() || o.resume) return refuse("checkpointing (--checkpoint / --resume)");
+  return Status::OK();
 }
 
 Status CheckTrainDevice(const TrainOptions& options) {
@@ -38,7 +64,9 @@ Status CheckTrainDevice(const TrainOptions& options) {
   FS_ASSIGN_OR_RETURN(const Device d, ParseDevice(options.device));
   if (d.is_cpu() || !CudaCompiledIn()) return DecideTrainDevice(options.device, CudaCompiledIn(), 0);
   const Status available = CudaAvailable();
-  return DecideTrainDevice(options.device, true, CudaDeviceCount(), available.ok() ? "" : available.message());
+  FS_RETURN_IF_ERROR(
+      DecideTrainDevice(options.device, true, CudaDeviceCount(), available.ok() ? "" : available.message()));
+  return CudaTrainingSupports(options);
 }
 
 }  // namespace foresight::trainer

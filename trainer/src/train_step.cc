@@ -25,7 +25,7 @@ Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autogr
   FS_ASSIGN_OR_RETURN(autograd::Var logp, autograd::LogSoftmax(tape, logits));
   FS_ASSIGN_OR_RETURN(autograd::Var loss, autograd::NllLoss(tape, logp, labels));
   FS_RETURN_IF_ERROR(kernels::Accuracy(state.ctx, logits.value(), labels, &result->correct, &result->counted));
-  result->loss = loss.value().data<float>()[0];
+  FS_ASSIGN_OR_RETURN(result->loss, HostScalar(loss.value()));
   m->forward_seconds += watch.Lap();
 
   state.optimizer->ZeroGrad();
@@ -46,6 +46,14 @@ Status TrainStep(const RunState& state, autograd::Tape& tape, std::vector<autogr
 
   FS_RETURN_IF_ERROR(state.optimizer->Step(state.ctx));
   m->optimizer_seconds += watch.Lap();
+  return Status::OK();
+}
+
+Status MoveParametersTo(Device device, autograd::Module* model) {
+  if (device.is_cpu()) return Status::OK();
+  for (autograd::Parameter* p : model->Parameters()) {
+    FS_ASSIGN_OR_RETURN(p->mutable_value(), p->value().To(device));
+  }
   return Status::OK();
 }
 

@@ -10,6 +10,8 @@
 #include "link_trainer.h"
 #include "sasrec_trainer.h"
 #include "epoch_runner.h"
+#include "foresight/core/cuda_streams.h"
+#include "foresight/core/device.h"
 #include "foresight/core/logging.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/trainer/train_device.h"
@@ -160,13 +162,26 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
                                                    RemoveLeftoversOnceLocked, &checkpoint_lock));
   }
   ThreadPool pool(options.threads);
-  const ExecContext ctx = CpuContext(options.seed, &pool);
+  // The device every op of the run is dispatched to (CheckTrainDevice has
+  // refused what cannot run there); CUDA ops queue on the compute stream.
+  FS_ASSIGN_OR_RETURN(const Device device, ParseDevice(options.device));
+  if (!device.is_cpu() && ranks > 1) {
+    return Unimplemented("device: " + device.ToString() + " requested on " + std::to_string(ranks) +
+                         " ranks, but training on several ranks does not run on a GPU yet (one rank trains on "
+                         "cuda); training does not fall back to the CPU");
+  }
+  ExecContext ctx = CpuContext(options.seed, &pool);
+  ctx.device = device;
+  ctx.stream_slot = kComputeSlot;
 
   internal::NodeData data;
   FS_RETURN_IF_ERROR(internal::OpenNodeData(options.dataset, &data));
   FS_ASSIGN_OR_RETURN(internal::NodeInput input, internal::OpenNodeInput(options.node_features, *data.dataset));
   const ModelConfig model_config = ModelConfigFor(options, *data.dataset, input);
   FS_ASSIGN_OR_RETURN(std::unique_ptr<GnnModel> model, CreateModel(model_config));
+  // Initialised on the host (the same values on every device), then moved,
+  // before the optimizer allocates its state beside each parameter.
+  FS_RETURN_IF_ERROR(internal::MoveParametersTo(device, model.get()));
   autograd::OptimizerOptions optimizer_options;
   optimizer_options.kind = options.optimizer;
   optimizer_options.lr = options.lr;

@@ -77,27 +77,39 @@ Status StatefulOptimizer::AddSlot(const std::string& name) {
   return Status::OK();
 }
 
-Status StatefulOptimizer::CheckStep(size_t i) const {
-  const Parameter& p = *params_[i];
-  const Tensor& w = p.value();
-  const Tensor& g = p.grad();
-  if (!w.device().is_cpu() || !g.device().is_cpu()) {
-    return Unimplemented("optimizer " + options_.kind + ": parameter '" + p.name() + "' is on " +
-                         w.device().ToString() + "; dense optimizer steps run on the CPU only");
-  }
-  if (w.dtype() != DType::kF32 || !w.is_contiguous() || g.dtype() != DType::kF32 || !g.is_contiguous() ||
-      g.shape() != w.shape()) {
-    return InvalidArgument("optimizer " + options_.kind + ": parameter '" + p.name() + "' value " + w.ToString() +
-                           " and grad " + g.ToString() + " must be contiguous f32 of one shape");
-  }
-  for (const auto& [name, tensors] : slots_) {
-    const Tensor& t = tensors[i];
-    if (!t.device().is_cpu() || t.shape() != w.shape() || t.dtype() != DType::kF32 || !t.is_contiguous()) {
-      return InvalidArgument("optimizer " + options_.kind + ": state '" + p.name() + "." + name + "' is " +
-                             t.ToString() + ", expected contiguous f32 " + ShapeToString(w.shape()) + " on cpu");
+StatusOr<std::vector<kernels::DenseUpdateTensors>> StatefulOptimizer::StepTensors() {
+  std::vector<kernels::DenseUpdateTensors> out;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Parameter& p = *params_[i];
+    const Tensor& w = p.value();
+    const Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    if (w.dtype() != DType::kF32 || !w.is_contiguous() || g.dtype() != DType::kF32 || !g.is_contiguous() ||
+        g.shape() != w.shape() || g.device() != w.device()) {
+      return InvalidArgument("optimizer " + options_.kind + ": parameter '" + p.name() + "' value " + w.ToString() +
+                             " and grad " + g.ToString() + " must be contiguous f32 of one shape on one device");
     }
+    if (!out.empty() && w.device() != out.front().w.device()) {
+      return InvalidArgument("optimizer " + options_.kind + ": parameter '" + p.name() + "' is on " +
+                             w.device().ToString() + " but an earlier one is on " +
+                             out.front().w.device().ToString() + " (one optimizer steps one device's parameters)");
+    }
+    for (const auto& [name, tensors] : slots_) {
+      const Tensor& t = tensors[i];
+      if (t.device() != w.device() || t.shape() != w.shape() || t.dtype() != DType::kF32 || !t.is_contiguous()) {
+        return InvalidArgument("optimizer " + options_.kind + ": state '" + p.name() + "." + name + "' is " +
+                               t.ToString() + ", expected contiguous f32 " + ShapeToString(w.shape()) + " on " +
+                               w.device().ToString());
+      }
+    }
+    kernels::DenseUpdateTensors d;
+    d.w = w;
+    d.g = g;
+    if (!slots_.empty()) d.s0 = slots_[0].second[i];
+    if (slots_.size() > 1) d.s1 = slots_[1].second[i];
+    out.push_back(std::move(d));
   }
-  return Status::OK();
+  return out;
 }
 
 }  // namespace internal

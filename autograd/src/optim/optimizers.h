@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "foresight/autograd/optimizer.h"
+#include "foresight/kernels/ops.h"
 
 namespace foresight::autograd::internal {
 
@@ -22,9 +23,11 @@ class StatefulOptimizer : public Optimizer {
   // Creates slot `name` ("m", "v", "momentum") for every parameter.
   Status AddSlot(const std::string& name);
   Tensor& slot(size_t s, size_t param) { return slots_[s].second[param]; }
-  // Checks that parameter i can be stepped on the CPU: host f32 contiguous
-  // value and grad, state on the host.
-  Status CheckStep(size_t i) const;
+  // The value, gradient and state of every parameter with a gradient, for
+  // the update kernels (kernels::AdamUpdate, SgdUpdate), after checking
+  // that each is contiguous f32 of its value's shape and that all of them
+  // share the first parameter's device.
+  StatusOr<std::vector<kernels::DenseUpdateTensors>> StepTensors();
 
  private:
   std::vector<std::pair<std::string, std::vector<Tensor>>> slots_;
@@ -51,9 +54,5 @@ class Adam final : public StatefulOptimizer {
       : StatefulOptimizer(o, std::move(p)), decoupled_(decoupled) {}
   bool decoupled_;
 };
-
-// Elements per chunk of the update loops (fixed, so chunking never depends
-// on the thread count).
-constexpr int64_t kStepGrain = 1 << 15;
 
 }  // namespace foresight::autograd::internal

@@ -97,6 +97,38 @@ Status SpmmEdgeHeadsBackward(const ExecContext& ctx, const Csr& csr, const Csr& 
                              const Tensor& edge_perm, const Tensor& alpha, const Tensor& x,
                              const Tensor& grad_out, Tensor* grad_alpha, Tensor* grad_x);
 
+// ---- dense optimizer updates (f32, elementwise, in place) ----
+
+// One parameter's tensors for a dense update: its value w (updated), its
+// gradient g and the optimizer's state (s0: SGD's momentum buffer or
+// Adam's first moment m; s1: Adam's second moment v; undefined where the
+// optimizer keeps none), each contiguous f32 of w's shape, all on w's
+// device. Tensors are shared handles: the update writes w, s0 and s1.
+struct DenseUpdateTensors {
+  Tensor w, g, s0, s1;
+};
+
+// Adam's step-dependent scalars, computed once per step by the caller
+// (autograd/src/optim/adam.cc) so every device applies the same floats.
+struct AdamUpdateArgs {
+  float step_size = 0;   // lr / (1 - beta1^t)
+  float bc2_sqrt = 1;    // sqrt(1 - beta2^t)
+  float coupled_wd = 0;  // adam's L2 on the gradient (0 for adamw)
+  float shrink = 1;      // adamw's 1 - lr * wd on the value (1 for adam)
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+};
+
+// For every parameter, elementwise with explicit fused multiply-adds:
+//   g' = fma(coupled_wd, w, g); m = fma(b1, m, (1 - b1) g');
+//   v = fma(b2, v, (1 - b2) g' g'); w = fma(w, shrink, -(step_size m / (sqrt(v) / bc2_sqrt + eps))).
+// The same bits on every device (IEEE division and square root). The CPU
+// spreads all parameters' chunks over one pool loop.
+Status AdamUpdate(const ExecContext& ctx, const AdamUpdateArgs& args, const std::vector<DenseUpdateTensors>& params);
+// For every parameter: with momentum > 0, s0 = momentum * s0 + (g + wd * w)
+// and w -= lr * s0; else w -= lr * (g + wd * w) (s0 unused).
+Status SgdUpdate(const ExecContext& ctx, float lr, float weight_decay, float momentum,
+                 const std::vector<DenseUpdateTensors>& params);
+
 // ---- elementwise (f32, same shapes unless stated; out may alias an input) ----
 
 Status Add(const ExecContext& ctx, const Tensor& a, const Tensor& b, Tensor* out);

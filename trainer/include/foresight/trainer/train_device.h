@@ -1,6 +1,7 @@
 // Whether TrainOptions::device can be trained on here. A CUDA device that
-// this build or machine cannot provide, or that training cannot use yet,
-// is refused with the reason: training never moves to the CPU on its own.
+// this build or machine cannot provide, or a run that cannot train on a GPU
+// yet, is refused with the reason: training never moves to the CPU on its
+// own.
 #pragma once
 
 #include <string>
@@ -17,8 +18,19 @@ namespace foresight::trainer {
 Status DecideTrainDevice(const std::string& device, bool cuda_compiled, int gpus,
                          const std::string& why_no_gpu = "");
 
-// DecideTrainDevice for options.device on this build and machine. A "cpu"
-// device never touches CUDA (no driver is loaded).
+// Whether the run `options` describes can train on its device (pure: tested
+// without a GPU). OK for the CPU, and on a CUDA device for GNN node
+// classification (sage, gcn, gat), full-graph or mini-batch with the
+// features in memory (feature_store memory or mmap), with dense node
+// features ("file" whose features are dense, or "degree"), without
+// checkpoints; anything else is Unimplemented, naming what does not run on
+// a GPU yet. (Sparse "file" features are refused when the dataset is
+// opened, and several ranks when the job starts: only then are they known.)
+Status CudaTrainingSupports(const TrainOptions& options);
+
+// DecideTrainDevice for options.device on this build and machine, then
+// CudaTrainingSupports. A "cpu" device never touches CUDA (no driver is
+// loaded).
 Status CheckTrainDevice(const TrainOptions& options);
 
 }  // namespace foresight::trainer
