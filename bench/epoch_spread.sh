@@ -29,7 +29,8 @@
 # summary line: per tool the median epoch rate, the epoch rates' max/min
 # (over all epochs, and over epochs 2-3 only), each run's rate (its seeds
 # over its epochs' seconds) and their max/min, the median CPU seconds of an
-# epoch, the foresight/DGL ratio of the median epoch rates and DGL/foresight
+# epoch and the median cores busy (CPU seconds over wall seconds of an
+# epoch), the foresight/DGL ratio of the median epoch rates and DGL/foresight
 # of the median epoch CPU seconds, and the load average before and after.
 # Logs of every run are kept in a temporary folder named on stderr.
 #
@@ -151,6 +152,9 @@ for tool in ("foresight", "baseline", "dgl"):
         run_spread=max(run_rates) / min(run_rates))
     cpu = [r["cpu_seconds"] for r in mine if r.get("cpu_seconds") is not None]
     out[tool]["median_epoch_cpu_seconds"] = statistics.median(cpu) if cpu else None
+    # Cores kept busy: the epoch's CPU seconds over its wall seconds (2 at most with --threads 2).
+    busy = [r["cpu_seconds"] / r["epoch_seconds"] for r in mine if r.get("cpu_seconds") is not None]
+    out[tool]["median_cores_busy"] = statistics.median(busy) if busy else None
 out["foresight_over_dgl"] = (out["foresight"]["median_epoch_seeds_per_second"] /
                              out["dgl"]["median_epoch_seeds_per_second"])
 if out["foresight"]["median_epoch_cpu_seconds"]:

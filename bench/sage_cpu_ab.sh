@@ -15,10 +15,11 @@
 # FORESIGHT_ARGS (default none).
 #
 # Output, JSON lines on stdout: one per binary, round and epoch ({"binary",
-# "round", "epoch", "epoch_cpu_seconds", "epoch_seconds",
-# "seeds_per_second", "loss", "load"}: load is /proc/loadavg's 1-minute
-# figure before the run), then a summary: per binary the median CPU seconds
-# of an epoch (all epochs, and epochs 2 on), the median epoch rate, the
+# "round", "epoch", "epoch_cpu_seconds", "epoch_seconds", "cores_busy"
+# (CPU seconds over wall seconds of the epoch), "seeds_per_second", "loss",
+# "load"}: load is /proc/loadavg's 1-minute figure before the run), then a
+# summary: per binary the median CPU seconds of an epoch (all epochs, and
+# epochs 2 on), the median cores busy, the median epoch rate, the
 # first binary's median CPU over this one's and this one's median rate over
 # the first's, and whether its per-epoch losses equal the first binary's bit
 # for bit in every round (losses_equal); uptime before and after.
@@ -65,6 +66,7 @@ for line in open(path):
         continue
     print(json.dumps({"binary": binary, "round": rnd, "epoch": x["epoch"],
                       "epoch_cpu_seconds": x["epoch_cpu_seconds"], "epoch_seconds": x["epoch_seconds"],
+                      "cores_busy": x["epoch_cpu_seconds"] / x["epoch_seconds"],
                       "seeds_per_second": x["seeds_per_second"], "loss": x["loss"], "load": load}))
 EOF
   done
@@ -91,6 +93,7 @@ for b in binaries:
         "binary": b,
         "median_epoch_cpu_seconds": cpu,
         "median_epoch_cpu_seconds_after_first": statistics.median(later) if later else None,
+        "median_cores_busy": statistics.median(r["cores_busy"] for r in rs),
         "median_epoch_seeds_per_second": rate,
         "first_cpu_over_this_cpu": ref_cpu / cpu,
         "this_rate_over_first_rate": rate / ref_rate,

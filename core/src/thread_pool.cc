@@ -1,5 +1,6 @@
 #include "foresight/core/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -127,23 +128,122 @@ struct ThreadPool::Job {
   std::mutex mu;
   std::condition_variable cv;
 
-  // Claims and runs chunks until none are left; returns chunks run.
-  void Drain() {
-    int64_t ran = 0;
-    for (;;) {
-      const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
-      if (c >= chunks) break;
-      const int64_t b = c * grain;
-      const int64_t e = b + grain < n ? b + grain : n;
-      (*fn)(c, b, e);
-      ++ran;
-    }
+  // Claims the next chunk into *c; false when every chunk is claimed.
+  bool Claim(int64_t* c) {
+    *c = next.fetch_add(1, std::memory_order_relaxed);
+    return *c < chunks;
+  }
+  bool Claimable() const { return next.load(std::memory_order_relaxed) < chunks; }
+  void Run(int64_t c) {
+    const int64_t b = c * grain;
+    (*fn)(c, b, b + grain < n ? b + grain : n);
+  }
+  // Counts `ran` chunks as done; the last one wakes the loop's caller.
+  void Finished(int64_t ran) {
     if (ran > 0 && done.fetch_add(ran, std::memory_order_acq_rel) + ran == chunks) {
       std::lock_guard<std::mutex> lock(mu);
       cv.notify_all();
     }
   }
+  // Claims and runs chunks until none are left; returns chunks run.
+  int64_t Drain() {
+    int64_t ran = 0;
+    for (int64_t c; Claim(&c); ++ran) Run(c);
+    Finished(ran);
+    return ran;
+  }
 };
+
+void ThreadPool::WaitJob(Job& job) {
+  // The helpers' last chunks usually end within microseconds of ours.
+  if (spin_) SpinFor([&] { return job.done.load(std::memory_order_acquire) == job.chunks; });
+  std::unique_lock<std::mutex> lock(job.mu);
+  job.cv.wait(lock, [&] { return job.done.load(std::memory_order_acquire) == job.chunks; });
+}
+
+std::shared_ptr<ThreadPool::Job> ThreadPool::OpenStepLoop() const {
+  for (const std::shared_ptr<Job>& job : step_loops_) {
+    if (job->Claimable()) return job;
+  }
+  return nullptr;
+}
+
+void ThreadPool::SharedStepLoop(int64_t n, int64_t grain, int64_t chunks,
+                                const std::function<void(int64_t, int64_t, int64_t)>& fn) {
+  auto job = std::make_shared<Job>();
+  job->n = n;
+  job->grain = grain;
+  job->chunks = chunks;
+  job->fn = &fn;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    step_loops_.push_back(job);
+    open_loops_.fetch_add(1, std::memory_order_relaxed);
+  }
+  help_cv_.notify_all();
+  int64_t ran = 0;
+  for (int64_t c; job->Claim(&c); ++ran) {
+    if (ran > 0) LendToLoops();  // as the inline loop does between its chunks
+    job->Run(c);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    step_loops_.erase(std::find(step_loops_.begin(), step_loops_.end(), job));
+    open_loops_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  job->Finished(ran);
+  WaitJob(*job);
+}
+
+void ThreadPool::HelpUntil(const std::function<bool()>& ready) {
+  helpers_waiting_.fetch_add(1);
+  struct Leave {
+    std::atomic<int>& waiting;
+    ~Leave() { waiting.fetch_sub(1); }
+  } leave{helpers_waiting_};
+  for (;;) {
+    const uint64_t seen = wake_seq_.load(std::memory_order_acquire);
+    if (ready()) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (std::shared_ptr<Job> job = OpenStepLoop()) {
+      lock.unlock();
+      // Chunk by chunk, so that the caller leaves as soon as it may.
+      int64_t ran = 0;
+      for (int64_t c; !ready() && job->Claim(&c); ++ran) job->Run(c);
+      job->Finished(ran);
+      helped_chunks_.fetch_add(ran, std::memory_order_relaxed);
+      continue;
+    }
+    if (!tasks_.empty()) {
+      helped_tasks_.fetch_add(1, std::memory_order_relaxed);
+      RunOneTask(lock);
+      continue;
+    }
+    if (wake_seq_.load(std::memory_order_acquire) != seen) continue;
+    // Spin only while no step loop is open: an open loop whose chunks are
+    // all claimed adds no work, and spinning on it would only contend mu_.
+    if (spin_ && open_loops_.load(std::memory_order_relaxed) == 0) {
+      lock.unlock();
+      const bool work = SpinFor([&] {
+        return queued_.load(std::memory_order_relaxed) > 0 || open_loops_.load(std::memory_order_relaxed) > 0 ||
+               wake_seq_.load(std::memory_order_acquire) != seen;
+      });
+      if (work) continue;
+      lock.lock();
+    }
+    help_cv_.wait(lock, [&] {
+      return !tasks_.empty() || OpenStepLoop() != nullptr || wake_seq_.load(std::memory_order_acquire) != seen;
+    });
+  }
+}
+
+void ThreadPool::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_seq_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  help_cv_.notify_all();
+}
 
 void ThreadPool::ParallelForChunks(int64_t n, int64_t grain,
                                    const std::function<void(int64_t, int64_t, int64_t)>& fn) {
@@ -152,6 +252,10 @@ void ThreadPool::ParallelForChunks(int64_t n, int64_t grain,
   const int64_t chunks = NumChunks(n, grain);
   if (chunks == 1 || workers_.empty() || InWorker()) {
     const bool lend = InWorker();
+    if (lend && chunks > 1 && tls_in_step && !tls_lending && helpers_waiting_.load() > 0) {
+      SharedStepLoop(n, grain, chunks, fn);  // a helper waits: open the step's loop to it
+      return;
+    }
     for (int64_t c = 0; c < chunks; ++c) {
       if (lend && c > 0) LendToLoops();
       const int64_t b = c * grain;
@@ -172,11 +276,9 @@ void ThreadPool::ParallelForChunks(int64_t n, int64_t grain,
     helpers_.fetch_add(helpers, std::memory_order_relaxed);
   }
   if (helpers == 1) cv_.notify_one(); else cv_.notify_all();
+  if (helpers_waiting_.load() > 0) help_cv_.notify_all();
   job->Drain();
-  // The helpers' last chunks usually end within microseconds of ours.
-  if (spin_) SpinFor([&] { return job->done.load(std::memory_order_acquire) == chunks; });
-  std::unique_lock<std::mutex> lock(job->mu);
-  job->cv.wait(lock, [&] { return job->done.load(std::memory_order_acquire) == chunks; });
+  WaitJob(*job);
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
@@ -196,6 +298,7 @@ std::future<void> ThreadPool::Submit(std::function<void()> fn) {
     queued_.fetch_add(1, std::memory_order_relaxed);
   }
   cv_.notify_one();
+  if (helpers_waiting_.load() > 0) help_cv_.notify_all();
   return fut;
 }
 

@@ -159,5 +159,140 @@ TEST(ThreadPool, LoopHelpersDoNotLend) {
   EXPECT_EQ(pool.lent_helpers(), 0);
 }
 
+// Spins until `flag` is set or 20 s pass; false on the deadline.
+bool WaitFor(const std::atomic<bool>& flag) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!flag.load()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// Helpers (thread_pool.h): while the one worker is held inside a step, a
+// thread in HelpUntil runs the next queued step itself, and leaves as soon
+// as its ready() holds. Without helping the second step would wait for the
+// first, which waits for the second: both would run into their deadline.
+TEST(ThreadPool, HelperRunsAQueuedStepWhileTheWorkerIsBusy) {
+  ThreadPool pool(2);
+  std::atomic<bool> first_entered{false}, second_done{false}, first_saw_second{false};
+  std::future<void> first = pool.Submit([&] {
+    first_entered = true;
+    first_saw_second = WaitFor(second_done);
+  });
+  ASSERT_TRUE(WaitFor(first_entered));
+  std::thread::id ran_on;
+  std::future<void> second = pool.Submit([&] {
+    ran_on = std::this_thread::get_id();
+    second_done = true;
+    pool.Wake();
+  });
+  pool.HelpUntil([&] { return second_done.load(); });
+  EXPECT_TRUE(second_done.load());
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  first.get();
+  second.get();
+  EXPECT_TRUE(first_saw_second.load());
+  EXPECT_EQ(pool.helped_tasks(), 1);
+}
+
+// A loop that a worker runs inside a step is opened to a thread waiting in
+// HelpUntil: chunk 0 waits until another chunk has run on another thread,
+// which needs the worker and the helper in the loop at once (the loop
+// would run inline on the worker alone otherwise). Every chunk runs once.
+TEST(ThreadPool, AStepsLoopOpensToAWaitingHelper) {
+  ThreadPool pool(2);
+  std::atomic<bool> step_entered{false}, helper_in{false}, other_chunk_done{false}, step_done{false};
+  std::atomic<bool> chunk0_saw_other{false};
+  std::vector<std::atomic<int>> ran(6);
+  std::vector<std::thread::id> ran_on(6);
+  std::future<void> step = pool.Submit([&] {
+    step_entered = true;
+    if (!WaitFor(helper_in)) return;
+    pool.ParallelForChunks(6, 1, [&](int64_t c, int64_t, int64_t) {
+      ran[c]++;
+      ran_on[c] = std::this_thread::get_id();
+      if (c == 0) {
+        chunk0_saw_other = WaitFor(other_chunk_done);
+      } else {
+        other_chunk_done = true;
+      }
+    });
+    step_done = true;
+    pool.Wake();
+  });
+  ASSERT_TRUE(WaitFor(step_entered));  // the worker holds the step, not the helper
+  std::thread::id helper_id;
+  std::thread helper([&] {
+    helper_id = std::this_thread::get_id();
+    pool.HelpUntil([&] {
+      helper_in = true;
+      return step_done.load();
+    });
+  });
+  helper.join();
+  step.get();
+  EXPECT_TRUE(chunk0_saw_other.load()) << "no chunk of the step's loop ran outside the worker";
+  for (int c = 0; c < 6; ++c) EXPECT_EQ(ran[c].load(), 1) << "chunk " << c;
+  int on_helper = 0;
+  for (const std::thread::id& id : ran_on) on_helper += id == helper_id;
+  EXPECT_GE(on_helper, 1);
+  EXPECT_LE(on_helper, 5);  // whoever ran chunk 0 waited for a chunk run by the other
+  EXPECT_GE(pool.helped_chunks(), 1);
+  EXPECT_EQ(pool.helped_tasks(), 0);
+}
+
+// Wake() reaches a helper wherever it is in its wait (checking ready(),
+// spinning, asleep), with or without workers and with more threads than
+// CPUs (no spinning): no wake-up is lost, so every round ends.
+TEST(ThreadPool, WakeReachesAHelperAtEveryPointOfItsWait) {
+  for (int threads : {1, 2, 4 * OnlineCpus()}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 300; ++round) {
+      std::atomic<bool> ready{false}, returned{false};
+      std::thread helper([&] {
+        pool.HelpUntil([&] { return ready.load(); });
+        returned = true;
+      });
+      if (round % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(60));
+      if (round % 3 == 2) std::this_thread::sleep_for(std::chrono::microseconds(400));
+      ready = true;
+      pool.Wake();
+      const bool ended = WaitFor(returned);
+      EXPECT_TRUE(ended) << threads << " threads, round " << round << ": the helper missed its wake-up";
+      while (!returned.load()) pool.Wake();  // unblock it to join
+      helper.join();
+      if (!ended) return;
+    }
+  }
+}
+
+// Steps and loops submitted while a helper waits reach it; with helpers
+// busy, sleeping or away, every loop still covers each index once and
+// every step runs once (the pipeline's shape: one thread helping between
+// its own loops, steps that run loops on the worker).
+TEST(ThreadPool, LoopsAndStepsCompleteWhileAHelperComesAndGoes) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    std::atomic<int64_t> steps_done{0}, covered{0};
+    int64_t want_covered = 0;
+    for (int round = 0; round < 200; ++round) {
+      const int64_t n = 1 + round % 9;
+      want_covered += 2 * n;
+      std::future<void> step = pool.Submit([&pool, &covered, &steps_done, n] {
+        pool.ParallelForChunks(n, 1, [&](int64_t, int64_t b, int64_t e) { covered.fetch_add(e - b); });
+        steps_done.fetch_add(1);
+        pool.Wake();
+      });
+      const int64_t want_steps = round + 1;
+      pool.HelpUntil([&] { return steps_done.load() == want_steps; });
+      pool.ParallelForChunks(n, 1, [&](int64_t, int64_t b, int64_t e) { covered.fetch_add(e - b); });
+      step.get();
+    }
+    EXPECT_EQ(steps_done.load(), 200) << threads << " threads";
+    EXPECT_EQ(covered.load(), want_covered) << threads << " threads";
+  }
+}
+
 }  // namespace
 }  // namespace foresight

@@ -1,5 +1,9 @@
 #include "pipeline_config_util.h"
 
+#include <gtest/gtest.h>
+
+#include <cstring>
+
 #include "foresight/core/context.h"
 
 namespace foresight::testing {
@@ -30,6 +34,48 @@ trainer::internal::PipelineConfig BasicPipelineConfig(const PipelineInputs& in, 
   c.batches_per_epoch = in.order->num_batches();
   c.end_seq = epochs * in.order->num_batches();
   return c;
+}
+
+Delivered RunPipeline(const trainer::internal::PipelineConfig& config, trainer::internal::RowPath expected_path,
+                      const std::function<void(int64_t seq)>& after_next) {
+  namespace internal = trainer::internal;
+  Delivered out;
+  auto started = internal::FeaturePipeline::Start(config);
+  EXPECT_TRUE(started.ok()) << started.status().ToString();
+  if (!started.ok()) return out;
+  std::unique_ptr<internal::FeaturePipeline> p = std::move(*started);
+  EXPECT_EQ(p->row_path().path, expected_path) << p->row_path().reason;
+  for (int64_t seq = 0; seq < config.end_seq; ++seq) {
+    internal::BatchPtr b;
+    double waited = 0;
+    const Status next = p->Next(&b, &waited);
+    EXPECT_TRUE(next.ok()) << next.ToString();
+    if (!next.ok()) return out;
+    EXPECT_EQ(b->seq, seq);
+    if (after_next) after_next(seq);
+    out.inputs.push_back(b->sampled.input_nodes);
+    out.x.push_back(std::move(b->x));
+    out.x_dropout_keys.push_back(b->x_dropout_key);
+    out.labels.push_back(b->labels);
+    out.io.push_back(b->io);
+    EXPECT_TRUE(p->Done(std::move(b), &waited).ok());
+  }
+  EXPECT_TRUE(p->Finish().ok());
+  for (int64_t e = 0; e * config.batches_per_epoch < config.end_seq; ++e) out.epochs.push_back(p->TakeEpoch(e));
+  return out;
+}
+
+void ExpectSameIo(const trainer::internal::BatchIo& a, const trainer::internal::BatchIo& b, const std::string& what) {
+  EXPECT_EQ(a.rows_requested, b.rows_requested) << what;
+  EXPECT_EQ(a.hits, b.hits) << what;
+  EXPECT_EQ(a.misses, b.misses) << what;
+  EXPECT_EQ(a.bytes_read, b.bytes_read) << what;
+  EXPECT_EQ(a.bytes_written, b.bytes_written) << what;
+}
+
+bool SameBytes(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.shape() == b.shape() && a.dtype() == b.dtype() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
 
 }  // namespace foresight::testing

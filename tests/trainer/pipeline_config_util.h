@@ -1,9 +1,13 @@
 // For tests that drive the private FeaturePipeline (trainer/src/pipeline)
-// directly: the dataset and order it runs on, and a config over them.
+// directly: the dataset and order it runs on, a config over them, and a
+// compute stage that records what it was handed.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "foresight/core/status.h"
 #include "foresight/core/thread_pool.h"
@@ -26,5 +30,24 @@ StatusOr<PipelineInputs> OpenPipelineInputs(const std::string& dir);
 // the caller's choice: host_rows, cache, force_cache_planner).
 trainer::internal::PipelineConfig BasicPipelineConfig(const PipelineInputs& in, storage::RowStore* store,
                                                       ThreadPool* pool, int epochs);
+
+// What compute received, batch by batch, and the epochs' counters.
+struct Delivered {
+  std::vector<Tensor> inputs, x, labels;
+  std::vector<std::optional<RngKey>> x_dropout_keys;
+  std::vector<trainer::internal::BatchIo> io;
+  std::vector<trainer::internal::EpochAccount> epochs;
+};
+
+// Runs the pipeline to its end as the compute stage would, expecting the
+// row path `expected_path`; calls after_next(seq), if given, between each
+// batch's Next and Done (a compute step's time). Failures are test failures.
+Delivered RunPipeline(const trainer::internal::PipelineConfig& config, trainer::internal::RowPath expected_path,
+                      const std::function<void(int64_t seq)>& after_next = nullptr);
+
+void ExpectSameIo(const trainer::internal::BatchIo& a, const trainer::internal::BatchIo& b, const std::string& what);
+
+// Same shape, dtype and bytes (both defined).
+bool SameBytes(const Tensor& a, const Tensor& b);
 
 }  // namespace foresight::testing

@@ -30,6 +30,10 @@ using foresight::testing::TrainHistory;
 using internal::ChooseRowPath;
 using internal::PipelineConfig;
 using internal::RowPath;
+using foresight::testing::Delivered;
+using foresight::testing::ExpectSameIo;
+using foresight::testing::RunPipeline;
+using foresight::testing::SameBytes;
 
 TEST(RowPathChoiceTest, DirectOnlyForRowsInMemoryWithoutACache) {
   const Tensor rows = Tensor::Zeros({10, 4}, DType::kF32);
@@ -66,55 +70,7 @@ TEST(RowPathChoiceTest, DirectOnlyForRowsInMemoryWithoutACache) {
   EXPECT_EQ(choice.reason, "cache planner: the memory store's rows are reached only by I/O");
 }
 
-// What compute received, batch by batch, and the epochs' counters.
-struct Delivered {
-  std::vector<Tensor> inputs, x, labels;
-  std::vector<std::optional<RngKey>> x_dropout_keys;
-  std::vector<internal::BatchIo> io;
-  std::vector<internal::EpochAccount> epochs;
-};
-
 constexpr int kEpochs = 2;
-
-// Runs the pipeline to its end, as the compute stage would.
-Delivered RunPipeline(const PipelineConfig& config, RowPath expected_path) {
-  Delivered out;
-  auto started = internal::FeaturePipeline::Start(config);
-  EXPECT_TRUE(started.ok()) << started.status().ToString();
-  if (!started.ok()) return out;
-  std::unique_ptr<internal::FeaturePipeline> p = std::move(*started);
-  EXPECT_EQ(p->row_path().path, expected_path) << p->row_path().reason;
-  for (int64_t seq = 0; seq < config.end_seq; ++seq) {
-    internal::BatchPtr b;
-    double waited = 0;
-    const Status next = p->Next(&b, &waited);
-    EXPECT_TRUE(next.ok()) << next.ToString();
-    if (!next.ok()) return out;
-    EXPECT_EQ(b->seq, seq);
-    out.inputs.push_back(b->sampled.input_nodes);
-    out.x.push_back(std::move(b->x));
-    out.x_dropout_keys.push_back(b->x_dropout_key);
-    out.labels.push_back(b->labels);
-    out.io.push_back(b->io);
-    EXPECT_TRUE(p->Done(std::move(b), &waited).ok());
-  }
-  EXPECT_TRUE(p->Finish().ok());
-  for (int e = 0; e < kEpochs; ++e) out.epochs.push_back(p->TakeEpoch(e));
-  return out;
-}
-
-void ExpectSameIo(const internal::BatchIo& a, const internal::BatchIo& b, const std::string& what) {
-  EXPECT_EQ(a.rows_requested, b.rows_requested) << what;
-  EXPECT_EQ(a.hits, b.hits) << what;
-  EXPECT_EQ(a.misses, b.misses) << what;
-  EXPECT_EQ(a.bytes_read, b.bytes_read) << what;
-  EXPECT_EQ(a.bytes_written, b.bytes_written) << what;
-}
-
-bool SameBytes(const Tensor& a, const Tensor& b) {
-  return a.defined() && b.defined() && a.shape() == b.shape() && a.dtype() == b.dtype() &&
-         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
 
 // f16 copy of f32 rows (the pipeline widens them back exactly).
 Tensor ToHalf(const Tensor& f32) {

@@ -3,12 +3,15 @@
 // Both ends wait passively (condition variables). Close() ends the stream
 // normally (Pop drains what is left, then reports the end); Cancel() aborts
 // it (every blocked Push/Pop returns at once, queued items are dropped).
+// A consumer that works elsewhere while it waits (ThreadPool::HelpUntil)
+// polls CanPop() and is woken by the queue's on_ready callback.
 // Thread-safe. Private to the trainer.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <utility>
 
@@ -23,14 +26,27 @@ class BoundedQueue {
 
   size_t capacity() const { return capacity_; }
 
+  // Called after every Push, Close and Cancel, outside the queue's lock:
+  // whatever Pop would no longer block on. Set before the queue is shared.
+  void SetOnReady(std::function<void()> on_ready) { on_ready_ = std::move(on_ready); }
+
+  // True when Pop would return at once (an item, the end, or cancelled).
+  bool CanPop() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cancelled_ || closed_ || !items_.empty();
+  }
+
   // Blocks while full. False when the queue was closed or cancelled (the
   // item is dropped).
   bool Push(T item) {
-    std::unique_lock<std::mutex> lock(mu_);
-    not_full_.wait(lock, [&] { return cancelled_ || closed_ || items_.size() < capacity_; });
-    if (cancelled_ || closed_) return false;
-    items_.push_back(std::move(item));
-    not_empty_.notify_one();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      not_full_.wait(lock, [&] { return cancelled_ || closed_ || items_.size() < capacity_; });
+      if (cancelled_ || closed_) return false;
+      items_.push_back(std::move(item));
+      not_empty_.notify_one();
+    }
+    Ready();
     return true;
   }
 
@@ -48,10 +64,13 @@ class BoundedQueue {
 
   // No more pushes; consumers drain what is queued.
   void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    not_empty_.notify_all();
-    not_full_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = true;
+      not_empty_.notify_all();
+      not_full_.notify_all();
+    }
+    Ready();
   }
 
   // Aborts both ends and drops the queued items.
@@ -64,6 +83,7 @@ class BoundedQueue {
       not_empty_.notify_all();
       not_full_.notify_all();
     }
+    Ready();
   }
 
   size_t size() const {
@@ -72,7 +92,12 @@ class BoundedQueue {
   }
 
  private:
+  void Ready() {
+    if (on_ready_) on_ready_();
+  }
+
   const size_t capacity_;
+  std::function<void()> on_ready_;
   mutable std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<T> items_;

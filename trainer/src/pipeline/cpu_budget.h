@@ -12,6 +12,10 @@
 // thread, the pool's N-th thread. Hence at most N threads compute at any
 // moment, whatever the number of stages, and
 // results stay bit-identical (loop chunking never depends on who runs it).
+// While the compute thread waits for a batch it runs queued steps and
+// chunks of the steps' loops itself (ThreadPool::HelpUntil, from
+// FeaturePipeline::Next), so its core does not idle while the workers
+// sample and gather.
 // Stage threads themselves only wait (queues, futures, io_uring
 // completions). With N == 1 the pool has no workers: steps then run on the
 // stage thread under a mutex that the compute thread also holds while it

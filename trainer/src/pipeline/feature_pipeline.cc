@@ -16,7 +16,14 @@ FeaturePipeline::FeaturePipeline(PipelineConfig config)
       planned_(config_.queue_capacity),
       read_(config_.queue_capacity),
       assembled_(config_.queue_capacity),
-      done_(config_.queue_capacity) {}
+      done_(config_.queue_capacity) {
+  helps_ = config_.compute_helps && config_.ctx.pool != nullptr && config_.ctx.pool->num_threads() > 1;
+  if (helps_) {
+    // A batch, the end or a cancellation wakes Next() out of its help.
+    ThreadPool* pool = config_.ctx.pool;
+    assembled_.SetOnReady([pool] { pool->Wake(); });
+  }
+}
 
 StatusOr<std::unique_ptr<FeaturePipeline>> FeaturePipeline::Start(PipelineConfig config) {
   std::unique_ptr<FeaturePipeline> p(new FeaturePipeline(std::move(config)));
@@ -152,6 +159,7 @@ FeaturePipeline::~FeaturePipeline() { StopStages(); }
 
 Status FeaturePipeline::Next(BatchPtr* batch, double* waited) {
   Stopwatch t;
+  if (helps_) config_.ctx.pool->HelpUntil([this] { return assembled_.CanPop(); });
   const bool ok = assembled_.Pop(batch);
   *waited += t.Lap();
   if (ok) return Status::OK();

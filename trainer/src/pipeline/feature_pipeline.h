@@ -53,8 +53,9 @@
 // marks it released), and its InputBuffers keep no more blocks than that.
 //
 // Determinism: a batch's x is the store's rows whatever the row path,
-// store, policy, cache size, window or thread count, and batches reach
-// compute in order.
+// store, policy, cache size, window or thread count, and whichever thread
+// runs a step (the compute thread runs stage steps while it waits,
+// PipelineConfig::compute_helps), and batches reach compute in order.
 // Plans themselves are a pure function of the key lists: the plan stage
 // applies the release of batch t - max_in_flight (and only those) before
 // planning batch t, so the pinned set, and the I/O counts, never depend on
@@ -169,6 +170,12 @@ struct PipelineConfig {
   int sample_ahead = 0;
   // Batches planned and not yet released (their slots pinned). Default: 4
   int max_in_flight = 4;
+  // Next() works for the pool while it waits for a batch
+  // (ThreadPool::HelpUntil: chunks of the stages' loops, queued stage
+  // steps), so the compute thread's core does not idle while the pool's
+  // workers sample and gather. No effect with a budget of one thread.
+  // Batches are the same bits either way. Default: true
+  bool compute_helps = true;
 };
 
 // The row path for `config` and why, e.g. "direct gather from the mmap
@@ -191,7 +198,8 @@ class FeaturePipeline {
   FeaturePipeline& operator=(const FeaturePipeline&) = delete;
 
   // The next batch for the compute stage, in sequence order. Adds the time
-  // blocked to *waited. Returns the failing stage's error, or OutOfRange
+  // waited to *waited (with config.compute_helps, the time spent running
+  // pipeline work while no batch was ready counts as waited). Returns the failing stage's error, or OutOfRange
   // after end_seq.
   Status Next(BatchPtr* batch, double* waited);
   // Compute changed the batch's input rows (writable caches only): row i of
@@ -269,6 +277,7 @@ class FeaturePipeline {
   PipelineConfig config_;
   RowPathChoice row_path_;
   CpuBudget budget_;
+  bool helps_ = false;  // Next() runs pool work while it waits (compute_helps, more than one thread)
   PipelineControl control_;
   EpochLedger ledger_;
   std::unique_ptr<SlotArena> arena_;               // kCached only

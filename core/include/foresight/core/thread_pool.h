@@ -26,6 +26,19 @@
 // and only at a chunk boundary of its step, so nothing of the step is
 // held but what its caller holds around the loop; chunking and results
 // are unchanged.
+//
+// Helpers (HelpUntil): a thread outside the pool that would otherwise wait
+// (the training step's thread waiting for its next batch) works for the
+// pool meanwhile: it claims chunks of the loops that workers run inside
+// their steps, then queued tasks (steps, loop helpers), and sleeps only
+// when there is none. Why: with 2 threads the pool's one worker ran every
+// pipeline step (sampling, the row gather) while the training step's
+// thread sat waiting for batches, so the process kept about 1.6 of its 2
+// cores busy (bench/RESULTS.md, issue 19). A worker's loop inside a step
+// runs inline as before unless a helper is waiting when it starts; then
+// it is opened to helpers (chunks claimed by whoever comes, the worker
+// still lending itself between its own chunks), so results are unchanged:
+// chunking never depends on which thread runs a chunk.
 #pragma once
 
 #include <atomic>
@@ -34,6 +47,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -75,6 +89,22 @@ class ThreadPool {
   // loops (see "Loops before steps"), since the pool was made.
   int64_t lent_helpers() const { return lent_.load(std::memory_order_relaxed); }
 
+  // Runs the pool's work on the calling thread until ready() is true (see
+  // "Helpers"): chunks of the loops workers run inside steps, then queued
+  // tasks; with none, it spins briefly, then sleeps until work is queued
+  // or Wake() is called. ready() is checked before each task and each
+  // chunk, so the caller returns at most one of them after it becomes
+  // true. Whoever makes ready() true must call Wake() afterwards.
+  // ready() must not call into this pool. Not from a pool worker (a
+  // worker already runs whatever is queued).
+  void HelpUntil(const std::function<bool()>& ready);
+  // Wakes the threads in HelpUntil to check their ready() again.
+  void Wake();
+  // Work run by HelpUntil's callers since the pool was made: queued tasks,
+  // and chunks of workers' step loops.
+  int64_t helped_tasks() const { return helped_tasks_.load(std::memory_order_relaxed); }
+  int64_t helped_chunks() const { return helped_chunks_.load(std::memory_order_relaxed); }
+
  private:
   struct Job;
   struct Task {
@@ -86,6 +116,13 @@ class ThreadPool {
   // On a worker between two chunks of an inline loop: runs the loop helpers
   // at the front of the queue, if any (not from inside one of them).
   void LendToLoops();
+  // A worker's loop inside a step, opened to HelpUntil's callers.
+  void SharedStepLoop(int64_t n, int64_t grain, int64_t chunks,
+                      const std::function<void(int64_t, int64_t, int64_t)>& fn);
+  // Under mu_: an open step loop with chunks left to claim, or null.
+  std::shared_ptr<Job> OpenStepLoop() const;
+  // Waits until every chunk of `job` has run (spinning first when spin_).
+  void WaitJob(Job& job);
 
   int num_threads_;
   bool spin_;
@@ -97,6 +134,16 @@ class ThreadPool {
   std::atomic<int64_t> helpers_{0};  // loop helpers in tasks_, readable without mu_
   std::atomic<int64_t> lent_{0};
   std::atomic<bool> stop_{false};
+  // Helpers (HelpUntil): they sleep on help_cv_ (under mu_); wake_seq_
+  // counts Wake() calls so that a Wake between a helper's ready() check
+  // and its sleep is not lost.
+  std::condition_variable help_cv_;
+  std::vector<std::shared_ptr<Job>> step_loops_;  // open to helpers, under mu_
+  std::atomic<int64_t> open_loops_{0};            // step_loops_.size(), readable without mu_
+  std::atomic<int> helpers_waiting_{0};           // threads inside HelpUntil
+  std::atomic<uint64_t> wake_seq_{0};             // changed under mu_
+  std::atomic<int64_t> helped_tasks_{0};
+  std::atomic<int64_t> helped_chunks_{0};
 };
 
 // The process-wide pool, sized by SetDefaultThreads (default: online CPUs).
