@@ -73,6 +73,18 @@ void ExpectSameIo(const trainer::internal::BatchIo& a, const trainer::internal::
   EXPECT_EQ(a.bytes_written, b.bytes_written) << what;
 }
 
+Status DrainUntilError(trainer::internal::FeaturePipeline* p, int* delivered) {
+  *delivered = 0;
+  for (;;) {
+    trainer::internal::BatchPtr b;
+    double waited = 0;
+    FS_RETURN_IF_ERROR(p->Next(&b, &waited));
+    ++*delivered;
+    // A failure may also reach the compute stage here, handing a batch on.
+    FS_RETURN_IF_ERROR(p->Done(std::move(b), &waited));
+  }
+}
+
 bool SameBytes(const Tensor& a, const Tensor& b) {
   return a.defined() && b.defined() && a.shape() == b.shape() && a.dtype() == b.dtype() &&
          std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;

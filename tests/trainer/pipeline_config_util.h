@@ -47,6 +47,11 @@ Delivered RunPipeline(const trainer::internal::PipelineConfig& config, trainer::
 
 void ExpectSameIo(const trainer::internal::BatchIo& a, const trainer::internal::BatchIo& b, const std::string& what);
 
+// Takes and hands back batches, as the compute stage does, until Next or
+// Done fails (OutOfRange once every batch was delivered), and returns that
+// Status; counts the batches delivered.
+Status DrainUntilError(trainer::internal::FeaturePipeline* p, int* delivered);
+
 // Same shape, dtype and bytes (both defined).
 bool SameBytes(const Tensor& a, const Tensor& b);
 

@@ -84,18 +84,8 @@ TEST_F(PipelineFailureTest, StoreErrorSurfacesFromNextNamingTheStage) {
     internal::PipelineConfig c = foresight::testing::BasicPipelineConfig(in, &store, &pool, /*epochs=*/3);
     c.cache.capacity_bytes = kPipelineFeatureBytes / 20;
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<internal::FeaturePipeline> p, internal::FeaturePipeline::Start(c));
-    Status st;
     int delivered = 0;
-    for (;;) {
-      internal::BatchPtr b;
-      double waited = 0;
-      st = p->Next(&b, &waited);
-      if (!st.ok()) break;
-      ++delivered;
-      // The failure may also reach the compute stage here, handing a batch on.
-      st = p->Done(std::move(b), &waited);
-      if (!st.ok()) break;
-    }
+    const Status st = foresight::testing::DrainUntilError(p.get(), &delivered);
     // Batches already assembled when the read failed are dropped with it.
     EXPECT_LE(delivered, 5) << threads << " threads";
     EXPECT_EQ(st.code(), StatusCode::kIoError);

@@ -106,17 +106,8 @@ TEST_F(PipelineHelpTest, AStageErrorEndsAHelpingNext) {
     return Internal("injected sample failure at batch " + std::to_string(seq));
   };
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<internal::FeaturePipeline> p, internal::FeaturePipeline::Start(c));
-  Status st;
   int delivered = 0;
-  for (;;) {
-    internal::BatchPtr b;
-    double waited = 0;
-    st = p->Next(&b, &waited);
-    if (!st.ok()) break;
-    ++delivered;
-    st = p->Done(std::move(b), &waited);
-    if (!st.ok()) break;
-  }
+  const Status st = foresight::testing::DrainUntilError(p.get(), &delivered);
   EXPECT_LE(delivered, 3);
   EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
   EXPECT_NE(st.message().find("injected sample failure at batch 3"), std::string::npos) << st.ToString();
