@@ -213,6 +213,12 @@ Status Tensor::CopyFrom(const Tensor& src) {
 }
 
 StatusOr<Tensor> Tensor::To(Device d) const {
+  // A copy between devices moves contiguous bytes: a strided host tensor is
+  // packed on the host first.
+  if (!is_contiguous() && device().is_cpu() && !d.is_cpu()) {
+    FS_ASSIGN_OR_RETURN(const Tensor packed, Contiguous());
+    return packed.To(d);
+  }
   FS_ASSIGN_OR_RETURN(Tensor out, EmptyOn(d, shape_, dtype_));
   FS_RETURN_IF_ERROR(out.CopyFrom(*this));
   return out;

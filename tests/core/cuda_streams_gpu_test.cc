@@ -94,5 +94,20 @@ TEST_F(CudaStreamsGpu, FreedBlocksComeBackOnceTheirFencePassed) {
   EXPECT_EQ(g2.raw_data(), device);
 }
 
+// To(cuda) packs a strided host tensor (a transpose, a column slice) on the
+// host first: the device copy holds the logical elements, in order.
+TEST_F(CudaStreamsGpu, StridedHostTensorsCopyToTheGpu) {
+  Tensor host = Tensor::Empty({3, 5}, DType::kF32);
+  for (int64_t i = 0; i < 15; ++i) host.data<float>()[i] = static_cast<float>(i);
+  for (const Tensor& view : {host.Transpose(0, 1), host.Slice(1, 1, 4)}) {
+    ASSERT_FALSE(view.is_contiguous());
+    ASSERT_OK_AND_ASSIGN(Tensor on_gpu, view.To(Device::Cuda(0)));
+    ASSERT_OK_AND_ASSIGN(Tensor back, on_gpu.To(Device::Cpu()));
+    ASSERT_OK_AND_ASSIGN(Tensor want, view.Contiguous());
+    EXPECT_EQ(back.shape(), view.shape());
+    EXPECT_EQ(0, std::memcmp(back.raw_data(), want.raw_data(), want.nbytes()));
+  }
+}
+
 }  // namespace
 }  // namespace foresight

@@ -60,10 +60,6 @@ StatusOr<Tensor> FeaturesAsF32(const ExecContext& ctx, const Tensor& features) {
 
 StatusOr<Tensor> OnDevice(const Tensor& t, Device device) {
   if (!t.defined() || t.device() == device) return t;
-  if (!t.is_contiguous()) {  // copies between devices take contiguous bytes
-    FS_ASSIGN_OR_RETURN(const Tensor packed, t.Contiguous());
-    return packed.To(device);
-  }
   return t.To(device);
 }
 
