@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "file_ops.h"
@@ -122,6 +123,21 @@ Status RemoveLeftovers(const std::string& dir, std::vector<std::string> names) {
   }
   FS_LOG(INFO) << "checkpoint directory " << dir << ": removed what an interrupted run left (" << list << ")";
   return Status::OK();
+}
+
+Status RemoveLeftoversBesides(const std::string& dir, const std::string& prefix, const Status& pointer,
+                              const std::string& kept) {
+  if (!pointer.ok() && pointer.code() != StatusCode::kNotFound) return Status::OK();
+  std::vector<std::string> garbage;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool sub = name.rfind(prefix, 0) == 0;
+    if (IsTemporaryName(name) || (sub && (!pointer.ok() || name != kept))) garbage.push_back(name);
+  }
+  if (ec) return ErrnoError("list " + dir, ec.value());
+  return RemoveLeftovers(dir, std::move(garbage));
 }
 
 }  // namespace foresight::trainer::internal

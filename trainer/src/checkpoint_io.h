@@ -81,4 +81,12 @@ bool IsTemporaryName(const std::string& name);
 // naming them when there were any.
 Status RemoveLeftovers(const std::string& dir, std::vector<std::string> names);
 
+// Removes what a killed run left in a checkpoint directory whose pointer
+// names one sub-directory: every temporary, and every `prefix`* sub-directory
+// other than `kept`. `pointer` is how reading the pointer went: with none
+// (NotFound) every such sub-directory goes; an unreadable one keeps
+// everything for a person to look at.
+Status RemoveLeftoversBesides(const std::string& dir, const std::string& prefix, const Status& pointer,
+                              const std::string& kept);
+
 }  // namespace foresight::trainer::internal

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <utility>
 
@@ -193,19 +192,8 @@ StatusOr<DlrmCheckpointState> ReadDlrmCheckpointState(const std::string& dir) {
 }
 
 Status RemoveDlrmCheckpointLeftovers(const std::string& dir) {
-  StatusOr<DlrmCheckpointState> state = ReadDlrmCheckpointState(dir);
-  // An unreadable pointer keeps everything for a person to look at.
-  if (!state.ok() && state.status().code() != StatusCode::kNotFound) return Status::OK();
-  std::vector<std::string> garbage;
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const bool sub = name.rfind(kSubDirPrefix, 0) == 0;
-    if (IsTemporaryName(name) || (sub && (!state.ok() || name != state->last_dir))) garbage.push_back(name);
-  }
-  if (ec) return ErrnoError("list " + dir, ec.value());
-  return RemoveLeftovers(dir, std::move(garbage));
+  const StatusOr<DlrmCheckpointState> state = ReadDlrmCheckpointState(dir);
+  return RemoveLeftoversBesides(dir, kSubDirPrefix, state.status(), state.ok() ? state->last_dir : "");
 }
 
 Status LoadDlrmCheckpoint(const std::string& dir, const DlrmCheckpointState& state, autograd::Module* model,
