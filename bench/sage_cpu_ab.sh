@@ -17,9 +17,11 @@
 # Output, JSON lines on stdout: one per binary, round and epoch ({"binary",
 # "round", "epoch", "epoch_cpu_seconds", "epoch_seconds", "cores_busy"
 # (CPU seconds over wall seconds of the epoch), "seeds_per_second", "loss",
-# "load"}: load is /proc/loadavg's 1-minute figure before the run), then a
-# summary: per binary the median CPU seconds of an epoch (all epochs, and
-# epochs 2 on), the median cores busy, the median epoch rate, the
+# "load", "epoch_minor_faults"}: load is /proc/loadavg's 1-minute figure
+# before the run; the faults null for a binary that does not report them),
+# then a summary: per binary the median CPU seconds of an epoch (all epochs,
+# and epochs 2 on), the median cores busy, the median minor page faults of
+# an epoch, the median epoch rate, the
 # first binary's median CPU over this one's and this one's median rate over
 # the first's, and whether its per-epoch losses equal the first binary's bit
 # for bit in every round (losses_equal); uptime before and after.
@@ -67,7 +69,8 @@ for line in open(path):
     print(json.dumps({"binary": binary, "round": rnd, "epoch": x["epoch"],
                       "epoch_cpu_seconds": x["epoch_cpu_seconds"], "epoch_seconds": x["epoch_seconds"],
                       "cores_busy": x["epoch_cpu_seconds"] / x["epoch_seconds"],
-                      "seeds_per_second": x["seeds_per_second"], "loss": x["loss"], "load": load}))
+                      "seeds_per_second": x["seeds_per_second"], "loss": x["loss"], "load": load,
+                      "epoch_minor_faults": x.get("epoch_minor_faults")}))
 EOF
   done
 done
@@ -89,11 +92,14 @@ for b in binaries:
     cpu = statistics.median(r["epoch_cpu_seconds"] for r in rs)
     later = [r["epoch_cpu_seconds"] for r in rs if r["epoch"] >= 2]
     rate = statistics.median(r["seeds_per_second"] for r in rs)
+    faults = [r["epoch_minor_faults"] for r in rs if r["epoch_minor_faults"] is not None]
     summary["binaries"].append({
         "binary": b,
         "median_epoch_cpu_seconds": cpu,
         "median_epoch_cpu_seconds_after_first": statistics.median(later) if later else None,
         "median_cores_busy": statistics.median(r["cores_busy"] for r in rs),
+        # None for a binary whose metrics lack it (before epoch_minor_faults).
+        "median_epoch_minor_faults": statistics.median(faults) if faults else None,
         "median_epoch_seeds_per_second": rate,
         "first_cpu_over_this_cpu": ref_cpu / cpu,
         "this_rate_over_first_rate": rate / ref_rate,

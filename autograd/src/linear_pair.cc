@@ -2,13 +2,33 @@
 // branches of SAGEConv. Recorded as two Linear nodes and an Add, the sum
 // cost an out-of-place Add in the forward (two matrices read, one written)
 // and, in the backward, a copy of dY into each branch's gradient before
-// the GEMMs read it; here the second product lands in a temporary added in
-// place, and the backward's GEMMs read dY itself. The rounding is the
-// separate ops': fl(fl(fl(x1 w1) + bias) + fl(x2 w2)), each product one
-// GEMM with beta = 0, so results are the same bits.
+// the GEMMs read it; here the second product accumulates into y and the
+// backward's GEMMs read dY itself. The rounding is the separate ops':
+// fl(fl(fl(x1 w1) + bias) + fl(x2 w2)), so results are the same bits.
+//
+// Why the accumulating GEMM (beta = 1) gives those bits: OpenBLAS sums each
+// element of a product over k in registers and adds alpha times that sum
+// to C once (beta = 0 first zeroes C, so C = 0 + sum exactly); with alpha
+// = 1 and beta = 1 the one rounding is y + fl(x2 w2), the Add's. That
+// holds while OpenBLAS does not split k into blocks (its GEMM_Q): a split
+// adds each block's partial sum to C in turn, so y would join the first
+// partial sum instead of the whole. Measured on OpenBLAS 0.3.21 (sgemm,
+// one thread, k from 64 to 768), the sums stay whole up to k = 448 with
+// the SkylakeX kernels, 320 with Haswell's and 128 with the Prescott
+// fallback (what test binaries get on a CPU OpenBLAS does not know; the
+// trainer re-executes with its family, see blas_info.cc). So k up to
+// kAccumulateMaxK accumulates: SAGEConv's first layer, by far the larger
+// product (128 features in the speed run); a larger k goes to a temporary
+// added after. SAGEConvTest checks both against the separate ops' bits.
 #include "internal.h"
 
 namespace foresight::autograd::internal {
+
+namespace {
+
+constexpr int64_t kAccumulateMaxK = 128;
+
+}  // namespace
 
 StatusOr<Var> LinearPairOp(Tape& tape, const Var& x1, const Var& w1, const Var& bias, const Var& x2, const Var& w2,
                            const char* op) {
@@ -35,7 +55,9 @@ StatusOr<Var> LinearPairOp(Tape& tape, const Var& x1, const Var& w1, const Var& 
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, out_shape));
   FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x1.value(), false, w1.value(), false, 1.0f, 0.0f, &y));
   if (has_bias) FS_RETURN_IF_ERROR(kernels::AddBias(ctx, y, bias.value(), &y));
-  {
+  if (s2[1] <= kAccumulateMaxK) {
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x2.value(), false, w2.value(), false, 1.0f, 1.0f, &y));
+  } else {
     FS_ASSIGN_OR_RETURN(Tensor t, EmptyF32(device, out_shape));
     FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x2.value(), false, w2.value(), false, 1.0f, 0.0f, &t));
     FS_RETURN_IF_ERROR(kernels::Add(ctx, y, t, &y));

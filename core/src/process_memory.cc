@@ -25,6 +25,12 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
+int64_t MinorFaults() {
+  struct rusage ru;
+  if (::getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<int64_t>(ru.ru_minflt);
+}
+
 int64_t ProcStatusBytes(const std::string& field) {
   FILE* f = std::fopen("/proc/self/status", "r");
   if (f == nullptr) return 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "grad_check.h"
 
@@ -154,9 +155,13 @@ bool SameBits(const Tensor& a, const Tensor& b) {
 // (LinearPairOp): its output and every gradient are the bits of the
 // separate ops it replaced, Add(AddBias(MatMul(x_dst, W_self), b),
 // MatMul(mean(x), W_neigh)). Sizes large enough for several GEMM tiles and
-// SIMD tails; in < out picks aggregate-first.
-TEST(SAGEConvTest, OneNodeForBothProductsGivesTheSeparateOpsBits) {
-  const int64_t num_dst = 300, num_src = 700, in = 24, out = 40;
+// SIMD tails; in < out picks aggregate-first. Widths 24 and 128 take the
+// neighbour product accumulated into the output (GEMM beta = 1), 200 the
+// temporary and Add (linear_pair.cc: OpenBLAS may split a k above 128).
+class SAGEConvPairTest : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
+
+TEST_P(SAGEConvPairTest, OneNodeForBothProductsGivesTheSeparateOpsBits) {
+  const int64_t num_dst = 300, num_src = 700, in = GetParam().first, out = GetParam().second;
   kernels::Csr csr = testing::RandomBlock(num_dst, num_src, 6, SelfLoops::kSome, 41, false);
   GraphBlock block(csr);
   SAGEConv layer("sage", in, out, RngKey::FromSeed(42));
@@ -194,6 +199,10 @@ TEST(SAGEConvTest, OneNodeForBothProductsGivesTheSeparateOpsBits) {
   EXPECT_TRUE(SameBits(fused.gb, separate.gb));
   EXPECT_TRUE(SameBits(fused.gwn, separate.gwn));
 }
+
+INSTANTIATE_TEST_SUITE_P(Widths, SAGEConvPairTest,
+                         ::testing::Values(std::pair<int64_t, int64_t>{24, 40}, std::pair<int64_t, int64_t>{128, 256},
+                                           std::pair<int64_t, int64_t>{200, 240}));
 
 // Linear::ForwardRelu (LinearReluOp) is one node for the product, bias and
 // ReLU: its output and every gradient are the bits of Relu(Forward(x)),

@@ -2,7 +2,9 @@
 // directory is named: absolute, relative to the working directory, or
 // through a symlink. (A dataset given as a relative path once counted none
 // of its 763 MiB of mapped indptr, so a 4 GiB plan took them for the
-// process's own baseline and gave the cache that much less.)
+// process's own baseline and gave the cache that much less.) MinorFaults
+// counts the process's first touches of fresh pages (the trainer's
+// epoch_minor_faults).
 #include "foresight/core/process_memory.h"
 
 #include <fcntl.h>
@@ -56,6 +58,27 @@ TEST(MappedRssBytes, FindsTheDirectoryByAnyName) {
   EXPECT_EQ(trailing, absolute);
   EXPECT_EQ(MappedRssBytes(dir.File("elsewhere")), 0);
   ::munmap(p, kBytes);
+}
+
+// Every page of a fresh anonymous mapping faults once on its first write
+// (no huge pages: one fault a page); other threads can only add to the
+// process's count.
+TEST(MinorFaults, CountsEachFirstTouchOfAFreshPage) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  constexpr size_t kPages = 256;
+  void* p = ::mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  (void)::madvise(p, kPages * page, MADV_NOHUGEPAGE);
+  const int64_t before = MinorFaults();
+  volatile char* c = static_cast<char*>(p);
+  for (size_t i = 0; i < kPages; ++i) c[i * page] = 1;
+  const int64_t after = MinorFaults();
+  EXPECT_GE(after - before, static_cast<int64_t>(kPages));
+  // Touched again: no new faults of these pages (a loose bound: other
+  // threads of the test runner could fault meanwhile).
+  for (size_t i = 0; i < kPages; ++i) c[i * page] = 2;
+  EXPECT_LT(MinorFaults() - after, static_cast<int64_t>(kPages) / 2);
+  ::munmap(p, kPages * page);
 }
 
 }  // namespace

@@ -129,6 +129,8 @@ TEST_F(TrainerSingleTest, MetricsFileHasEveryKey) {
     // Training did work: the process used CPU time over the epoch.
     EXPECT_GT(lines[e]["epoch_cpu_seconds"].get<double>(), 0.0);
     EXPECT_DOUBLE_EQ(lines[e]["epoch_cpu_seconds"].get<double>(), s.history[e].epoch_cpu_seconds);
+    EXPECT_EQ(lines[e]["epoch_minor_faults"].get<int64_t>(), s.history[e].epoch_minor_faults);
+    EXPECT_GE(s.history[e].epoch_minor_faults, 0);
     EXPECT_EQ(lines[e]["epoch"], e + 1);
     EXPECT_DOUBLE_EQ(lines[e]["loss"].get<double>(), s.history[e].loss);
   }

@@ -16,8 +16,8 @@
 namespace foresight::testing {
 
 
-// The metrics file's lines as JSON, with the timing keys removed (what must
-// be identical between runs).
+// The metrics file's lines as JSON, with the timing keys and the page-fault
+// count removed (what must be identical between runs).
 std::vector<nlohmann::json> ReadMetricsWithoutTimings(const std::string& path);
 
 // Every file under `dir` (recursively), by path relative to `dir`, with its

@@ -21,6 +21,7 @@ nlohmann::json EpochMetricsToJson(const EpochMetrics& m) {
   j["sampled_edges"] = m.sampled_edges;
   j["epoch_seconds"] = m.epoch_seconds;
   j["epoch_cpu_seconds"] = m.epoch_cpu_seconds;
+  j["epoch_minor_faults"] = m.epoch_minor_faults;
   j["seeds_per_second"] = m.seeds_per_second;
   j["sampled_edges_per_second"] = m.sampled_edges_per_second;
   j["sample_seconds"] = m.sample_seconds;

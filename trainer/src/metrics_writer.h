@@ -14,7 +14,7 @@
 namespace foresight::trainer::internal {
 
 // The epoch line's object (keys: epoch, loss, train_acc, val_acc, test_acc,
-// epoch_seconds, epoch_cpu_seconds, seeds_per_second, sampled_edges_per_second, seeds,
+// epoch_seconds, epoch_cpu_seconds, epoch_minor_faults, seeds_per_second, sampled_edges_per_second, seeds,
 // sampled_edges, <phase>_seconds for sample, gather, forward, backward,
 // optimizer, eval; cache_hits, cache_misses, bytes_read, bytes_written,
 // rows_requested, rows_read, reads_issued, rows_per_read (rows_read /

@@ -13,6 +13,7 @@
 #include "foresight/core/cuda_streams.h"
 #include "foresight/core/device.h"
 #include "foresight/core/logging.h"
+#include "foresight/core/process_memory.h"
 #include "foresight/core/thread_pool.h"
 #include "foresight/trainer/train_device.h"
 #include "metrics_writer.h"
@@ -274,9 +275,11 @@ Status Train(const TrainOptions& options, const TrainCallbacks& callbacks, Commu
     m.epoch = epoch + 1;
     Stopwatch watch;
     const double cpu_start = ProcessCpuSeconds();
+    const int64_t faults_start = MinorFaults();
     FS_RETURN_IF_ERROR(runner->TrainEpoch(epoch, &m));
     m.epoch_seconds = watch.Lap();
     m.epoch_cpu_seconds = ProcessCpuSeconds() - cpu_start;
+    m.epoch_minor_faults = MinorFaults() - faults_start;
     m.allreduce_seconds = data_parallel.allreduce_seconds;
     m.allreduce_bytes = data_parallel.allreduce_bytes;
     m.allreduce_steps = data_parallel.steps;

@@ -18,6 +18,16 @@ namespace foresight::kernels::cpu {
 
 namespace {
 
+// Sources ahead of the one being summed whose rows are asked for early:
+// rows are random in a table far beyond L2, and a row's sum overlaps only
+// the few loads the out-of-order window holds.
+constexpr int64_t kRowsAhead = 3;
+
+// Hints every cache line of a row of f floats (a hint: never faults).
+inline void PrefetchRow(const float* row, int64_t f) {
+  for (int64_t j = 0; j < f; j += 16) __builtin_prefetch(row + j);
+}
+
 template <typename I>
 void SpmmSumMean(const ExecContext& ctx, const Csr& csr, bool mean, const Tensor& x, Tensor* out) {
   const int64_t num_dst = csr.num_dst(), f = x.size(1);
@@ -27,13 +37,14 @@ void SpmmSumMean(const ExecContext& ctx, const Csr& csr, bool mean, const Tensor
   const float* px = x.data<float>();
   float* po = out->data<float>();
   ctx.pool->ParallelFor(num_dst, DstGrain(num_dst, csr.num_edges(), f), [&](int64_t v0, int64_t v1) {
+    const int64_t e_end = ip[v1];  // the chunk's last edge + 1: prefetches run across destinations
     for (int64_t v = v0; v < v1; ++v) {
       float* __restrict o = po + v * f;
       std::fill(o, o + f, 0.0f);
       const int64_t e0 = ip[v], e1 = ip[v + 1];
       for (int64_t e = e0; e < e1; ++e) {
         const float* __restrict xr = px + static_cast<int64_t>(idx[e]) * f;
-        if (e + 1 < e1) __builtin_prefetch(px + static_cast<int64_t>(idx[e + 1]) * f);
+        if (e + kRowsAhead < e_end) PrefetchRow(px + static_cast<int64_t>(idx[e + kRowsAhead]) * f, f);
         if (w != nullptr) {
           const float we = w[e];
           for (int64_t j = 0; j < f; ++j) o[j] += we * xr[j];

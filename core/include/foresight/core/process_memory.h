@@ -11,6 +11,10 @@ namespace foresight {
 int64_t CurrentRssBytes();
 // Peak resident set so far (getrusage ru_maxrss), bytes.
 int64_t PeakRssBytes();
+// Minor page faults of the process so far (getrusage ru_minflt): each first
+// touch of a fresh anonymous page (a new allocation the kernel must zero)
+// counts one, so a steady state that reuses its buffers adds few.
+int64_t MinorFaults();
 // A "Name: N kB" field of /proc/self/status in bytes, e.g. "RssAnon"
 // (anonymous pages resident) or "RssFile" (file pages mapped).
 int64_t ProcStatusBytes(const std::string& field);

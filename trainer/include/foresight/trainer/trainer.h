@@ -42,6 +42,9 @@ struct EpochMetrics {
   // pipeline runs ahead, so it includes sampling and gathering of the next
   // epoch's first batches and leaves out this epoch's.
   double epoch_cpu_seconds = 0;
+  // Minor page faults of the process over the same span (getrusage
+  // ru_minflt): fresh pages the kernel zeroed for the epoch's allocations.
+  int64_t epoch_minor_faults = 0;
   double seeds_per_second = 0;
   double sampled_edges_per_second = 0;
   // Phases of the training time, and the evaluation time.
