@@ -62,15 +62,17 @@ class CliFormatter : public CLI::Formatter {
   }
 };
 
-// What runs where in this build, for --help and --version: no command
-// runs on a GPU yet, whatever the build compiled.
+// What runs where in this build, for --help and --version: only GNN node
+// classification trains on a GPU (train --device cuda); everything else
+// runs on the CPU, whatever the build compiled.
 std::string WhereItRuns() {
-  return std::string("Runs on the CPU: no command runs on a GPU yet. ") +
-         (CudaCompiledIn() ? "This build compiled the CUDA runtime seam (device memory, streams and copies) and "
-                             "a CUDA kernel for every op, which no command uses yet."
-                           : "This build has no CUDA support compiled in.") +
+  return std::string("Runs on the CPU, except `train --device cuda[:N]`: GNN node classification (sage, gcn, "
+                     "gat; full graph or in-memory mini-batches) on a GPU. ") +
+         (CudaCompiledIn() ? "This build has CUDA support compiled in."
+                           : "This build has no CUDA support compiled in, so it refuses --device cuda.") +
          "\nBLAS: " + kernels::BlasDescription();
 }
+
 
 // "foresight generate graph": the words a user types to reach `app`.
 std::string FullCommandName(const CLI::App* app) {

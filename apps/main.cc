@@ -3,10 +3,7 @@
 
 #include <malloc.h>
 
-#include "foresight/kernels/blas_info.h"
-
 int main(int argc, char** argv) {
-  foresight::kernels::RerunWithTheCpusBlasKernels(argv);
   // glibc raises its mmap threshold to 32 MiB after the first large free, so
   // later 1-32 MiB tensors (every step's activations) come from the heap,
   // which then fragments and keeps freed memory: about 100 MB of RSS on the

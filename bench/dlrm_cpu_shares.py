@@ -40,9 +40,12 @@ FLAGS = ["--model", "dlrm", "--bottom-mlp", "512,256,64", "--top-mlp", "512,256,
 
 # (category, regex on the symbol); the first match wins.
 CATEGORIES = [
-    ("gemm_kernel", r"^sgemm_(small_)?kernel"),
-    ("gemm_packing", r"^sgemm_(it|in|ot|on)copy"),
-    ("gemm_beta", r"^(sgemm_beta|__memset)"),  # OpenBLAS zero-fills C for beta = 0 (memset under sgemm_beta)
+    # oneDNN's sgemm: its JIT kernels (named through DNNL_JIT_PROFILE's perf
+    # map, set below) and the C++ driver around them; OpenBLAS's for older
+    # binaries.
+    ("gemm_packing", r"(^sgemm_(it|in|ot|on)copy|gemm\w*copy|copy_an|copy_bn|copy_at|copy_bt)"),
+    ("gemm_kernel", r"(^sgemm_(small_)?kernel|jit_avx\w*gemm|gemm_driver|gemm_kernel|dnnl::impl::cpu::x64::\w*gemm)"),
+    ("gemm_beta", r"^(sgemm_beta|__memset)"),  # zero-fills of C for beta = 0 (OpenBLAS: memset under sgemm_beta)
     ("embedding", r"(ForwardOneIdPerBag|ApplyGroups|GroupBags|ReadBags|EmbeddingBag|embed::)"),
     ("interaction", r"(Dot\w*Avx|DotBackward|TransposeStack|FeatureInteraction)"),
     ("bias_relu", r"(AddBiasRelu|ReluBackwardSumRows|SumRowsInChunks|ReluSelect)"),
@@ -89,8 +92,11 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
     data, metrics = os.path.join(tmp, "perf.data"), os.path.join(tmp, "m.jsonl")
+    # DNNL_JIT_PROFILE=1: oneDNN writes a perf map of its JIT kernels, so
+    # samples in them have names instead of [unknown].
     subprocess.run(["perf", "record", "-q", "-F", str(a.hz), "-o", data, a.foresight, "train", a.dataset] + FLAGS +
-                   ["--threads", a.threads, "--metrics", metrics], check=True, stdout=subprocess.DEVNULL)
+                   ["--threads", a.threads, "--metrics", metrics], check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, DNNL_JIT_PROFILE="1"))
     epoch = [json.loads(l) for l in open(metrics) if '"final"' not in l][-1]
     steps = epoch["step"]
     rows = perf_samples(data)

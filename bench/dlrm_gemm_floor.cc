@@ -1,6 +1,6 @@
 // The GEMM floor of one DLRM training step (issue 12): every matrix
 // product of the step at its own shape, timed through kernels::Gemm
-// (OpenBLAS, one fixed tile per call, tiles over the pool), so the
+// (oneDNN sgemm, one fixed tile per call, tiles over the pool), so the
 // trainer's samples/s can be reported against B / (sum of the GEMM times).
 //
 // Per Linear layer, laid out as the trainer lays it out (autograd::Linear:
@@ -43,7 +43,6 @@
 #include "foresight/core/context.h"
 #include "foresight/core/stopwatch.h"
 #include "foresight/kernels/ops.h"
-#include "foresight/kernels/blas_info.h"
 
 namespace fs = foresight;
 
@@ -118,7 +117,6 @@ std::pair<double, double> TimePerSample(const fs::ExecContext& ctx, int64_t batc
 }  // namespace
 
 int main(int argc, char** argv) {
-  foresight::kernels::RerunWithTheCpusBlasKernels(argv);  // GEMMs at the CPU's speed, as the CLI runs them
   fs::bench::DlrmShape shape;
   if (!fs::bench::ParseDlrmShape(argc, argv, "dlrm_gemm_floor", &shape)) return 2;
   const int64_t batch = shape.batch, dense = shape.dense, tables = shape.tables, dim = shape.dim;

@@ -89,7 +89,6 @@ void Time(Phase* p, Fn fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  k::RerunWithTheCpusBlasKernels(argv);  // GEMMs at the CPU's speed, as the CLI runs them
   fs::bench::DlrmShape shape;
   if (!fs::bench::ParseDlrmShape(argc, argv, "dlrm_phase_bench", &shape)) return 2;
   const int64_t batch = shape.batch, dense = shape.dense, tables = shape.tables, dim = shape.dim;

@@ -56,7 +56,6 @@
 #include "foresight/sampler/seed_order.h"
 #include "foresight/storage/dataset.h"
 #include "foresight/storage/npy.h"
-#include "foresight/kernels/blas_info.h"
 
 namespace foresight::bench {
 namespace {
@@ -765,6 +764,5 @@ int Main(int argc, char** argv) {
 }  // namespace foresight::bench
 
 int main(int argc, char** argv) {
-  foresight::kernels::RerunWithTheCpusBlasKernels(argv);  // GEMMs at the CPU's speed, as the CLI runs them
   return foresight::bench::Main(argc, argv);
 }

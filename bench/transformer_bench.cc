@@ -32,7 +32,6 @@
 #include "foresight/core/context.h"
 #include "foresight/core/stopwatch.h"
 #include "foresight/kernels/ops.h"
-#include "foresight/kernels/blas_info.h"
 
 namespace fs = foresight;
 namespace ag = foresight::autograd;
@@ -73,7 +72,6 @@ int Fail(const fs::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  foresight::kernels::RerunWithTheCpusBlasKernels(argv);  // GEMMs at the CPU's speed, as the CLI runs them
   int64_t hidden = 768, heads = 12, ffn = 3072, batch = 16, max_length = 256, threads = 2, reps = 5, warmup = 1;
   uint64_t seed = 1;
   bool causal = false, norm_first = false;

@@ -5,9 +5,9 @@ find_package(ZLIB REQUIRED)
 find_package(LibLZMA REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 
-# OpenBLAS: the pthread build is fine because foresight pins it to one thread
-# and spreads row blocks over its own pool (core/thread_pool.h).
-pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# oneDNN's sgemm for the CPU GEMMs, one thread a call, the tiles spread
+# over foresight's own pool (core/thread_pool.h).
+include(ForesightDnnl)
 pkg_check_modules(LIBURING REQUIRED IMPORTED_TARGET liburing)
 find_package(RocksDB QUIET CONFIG)
 if(NOT TARGET RocksDB::rocksdb)

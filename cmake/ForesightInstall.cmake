@@ -11,4 +11,5 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/foresightConfigVers
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/foresightConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/foresightConfigVersion.cmake
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmake/ForesightDnnl.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/foresight)

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "foresight/core/device.h"
 #include "testing/cli.h"
 #include "testing/testing.h"
 
@@ -154,34 +155,34 @@ TEST_F(CliMessages, HelpReadsAsTheCommandIsTyped) {
   EXPECT_NE(drop.out, keep.out) << "fewer edges without repeats: " << drop.out;
 }
 
-// No command runs on a GPU yet: help and --version say where things run
-// instead of implying a GPU build trains on the GPU.
+// Help and --version say where things run: only `train --device cuda`
+// trains on a GPU, and only in a build with CUDA compiled in.
 TEST_F(CliMessages, HelpSaysWhatRunsWhere) {
   for (const char* args : {"--help", "--version"}) {
     const Result r = Foresight(args);
     EXPECT_EQ(r.code, 0) << args;
-    EXPECT_TRUE(Contains(r.out, "Runs on the CPU: no command runs on a GPU yet.")) << args << ":\n" << r.out;
+    EXPECT_TRUE(Contains(r.out, "Runs on the CPU, except `train --device cuda[:N]`")) << args << ":\n" << r.out;
+    EXPECT_TRUE(Contains(r.out, CudaCompiledIn() ? "This build has CUDA support compiled in."
+                                                 : "This build has no CUDA support compiled in"))
+        << args << ":\n" << r.out;
   }
 }
 
-// OpenBLAS picks its kernels from the CPU model and falls back to its SSE3
-// ones (Prescott) on a model it does not know, at half the GEMM speed: the
-// CLI then reruns itself naming the family the CPU's features support,
-// unless the user chose one (apps/blas_kernels.cc).
-TEST_F(CliMessages, VersionNamesTheBlasKernelsTheCpuSupports) {
+// --version names the GEMMs' library and the instruction set its kernels
+// were generated for on this CPU.
+TEST_F(CliMessages, VersionNamesTheBlasAndItsKernels) {
   const Result r = Foresight("--version");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(Contains(r.out, "BLAS: OpenBLAS ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "BLAS: oneDNN ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " sgemm, ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " kernels")) << r.out;
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    // Whatever family OpenBLAS recognised (Haswell, SkylakeX, Zen, ...),
-    // or the one the rerun named; never the SSE3 fallback.
-    EXPECT_FALSE(Contains(r.out, "Prescott")) << r.out;
-    EXPECT_TRUE(Contains(r.out, " kernels")) << r.out;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    EXPECT_TRUE(Contains(r.out, "avx512_core")) << r.out;
+  } else if (__builtin_cpu_supports("avx2")) {
+    EXPECT_TRUE(Contains(r.out, "avx2")) << r.out;
   }
-  const Result chosen = testing::RunForesight("--version", "OPENBLAS_CORETYPE=NEHALEM ");
-  ASSERT_EQ(chosen.code, 0) << chosen.err;
-  EXPECT_TRUE(Contains(chosen.out, "Nehalem kernels")) << chosen.out;
 }
 
 TEST_F(CliMessages, EvalPrintsATableOrJson) {

@@ -16,7 +16,7 @@ cmake --build "$work/build" >/dev/null
 # opened (the runtime is static and opens the driver on the first GPU
 # request; cuBLAS is opened on the first GEMM on a GPU): the loader's log.
 LD_DEBUG=files "$work/build/custom_model" 2>"$work/loader.log" || { tail -n 20 "$work/loader.log" >&2; exit 1; }
-grep -q 'file=libopenblas' "$work/loader.log" || { echo "no loader log from LD_DEBUG=files" >&2; exit 1; }
+grep -q 'file=libdnnl' "$work/loader.log" || { echo "no loader log from LD_DEBUG=files" >&2; exit 1; }
 if grep -E 'file=lib(cuda|cublas|nvidia)' "$work/loader.log" >&2; then
   echo "custom_model (a CPU run) loaded the CUDA libraries above" >&2
   exit 1

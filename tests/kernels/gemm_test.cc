@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -51,12 +52,15 @@ TEST(GemmTest, MatchesReferenceAllTransposes) {
 // the same bits. Shapes of the DLRM step (batch 2048; forward, dX and dW of
 // 415 -> 512 and 512 -> 256, a k = 13 first layer) and of a GNN layer, with
 // ragged edges, beta 0 and 1.
-TEST(GemmTest, SameBitsAtEveryThreadCountAsTilesGrow) {
+TEST(GemmTest, SameBitsAtEveryThreadCount) {
   const GemmCase cases[] = {
       {2048, 512, 415, false, false, 1.0f, 0.0f}, {2048, 415, 512, false, true, 1.0f, 0.0f},
       {415, 512, 2048, true, false, 1.0f, 0.0f},  {2048, 256, 512, false, false, 1.0f, 1.0f},
       {2048, 512, 13, false, false, 1.0f, 0.0f},  {13, 512, 2048, true, false, 1.0f, 1.0f},
       {3001, 256, 602, false, false, 1.0f, 0.0f}, {1000, 47, 256, false, true, 1.0f, 0.0f},
+      // GraphSAGE's products (hidden 256 over 128 features; 16 classes).
+      {1537, 256, 128, false, false, 1.0f, 0.0f}, {1537, 128, 256, false, true, 1.0f, 0.0f},
+      {128, 256, 1537, true, false, 1.0f, 0.0f},  {1024, 16, 256, false, false, 1.0f, 1.0f},
   };
   std::vector<std::unique_ptr<ThreadPool>> pools;
   for (int t : {1, 2, 3, 4, 16}) pools.push_back(std::make_unique<ThreadPool>(t));
@@ -77,6 +81,25 @@ TEST(GemmTest, SameBitsAtEveryThreadCountAsTilesGrow) {
       EXPECT_TRUE(test::BitwiseEqual(first, out)) << "Gemm differs at " << pool->num_threads() << " threads";
     }
   }
+}
+
+// oneDNN's sgemm runs on an OpenMP team; every call must stay on its pool
+// thread (sgemm.cc sets each thread's team to one), or each pool thread
+// would start a team of one thread a core beside the pool's own.
+TEST(GemmTest, StartsNoThreadsOfItsOwn) {
+  ThreadPool pool(2);
+  DefaultThreadPool();  // its workers start before the count
+  const auto threads = [] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) n += e.is_directory() ? 1 : 0;
+    return n;
+  };
+  Tensor a = RandomF32({2048, 512}, 1), b = RandomF32({512, 256}, 2);
+  Tensor out = Tensor::Empty({2048, 256}, DType::kF32);
+  const int before = threads();
+  ASSERT_OK(Gemm(CpuContext(7, &pool), a, false, b, false, 1.0f, 0.0f, &out));
+  ASSERT_OK(Gemm(CpuContext(7), a, false, b, false, 1.0f, 0.0f, &out));  // the default pool too
+  EXPECT_EQ(threads(), before);
 }
 
 TEST(GemmTest, BetaZeroOverwritesNaNAndKZeroScales) {

@@ -133,7 +133,7 @@ bool Bitwise(const Tensor& a, const Tensor& b) {
 
 // Computing only the needed rows puts each row at another position of the
 // hidden layers' GEMM calls than the reference does, and some BLAS kernels
-// (OpenBLAS's Haswell and Zen sgemm, the ones an AMD EPYC gets) round a row
+// (OpenBLAS's Haswell and Zen sgemm; oneDNN's for one-row calls) round a row
 // differently depending on its position in the call. So the needed-rows
 // path is held to float rounding, not bits; every path that computes all
 // rows must still match bit for bit.
@@ -250,7 +250,7 @@ TEST_P(LayerwiseInferenceTest, HubsCutChunksWithoutChangingResults) {
     ASSERT_OK(LayerwiseInference(f.ctx, *model, sampler, whole, *store, chunk, groups, /*want_embeddings=*/true,
                                  false, InferenceMemory(), &got));
     // Another chunk size puts rows at other positions of each layer's GEMM
-    // calls, and some OpenBLAS kernels round a row by its position (seen on
+    // calls, and some sgemm kernels round a row by its position (seen on
     // a Xeon for the groups' logits of both models and GAT's embeddings):
     // float rounding, not bits. A chunk that loses or repeats in-edges of a
     // hub is far outside it.

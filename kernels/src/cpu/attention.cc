@@ -3,21 +3,19 @@
 // softmax (running max and denominator per query row), so the scores of a
 // sequence never exist as a whole; the backward recomputes each tile's
 // scores from the saved log-sum-exp. The tile products (QK^T, PV and the
-// four of the backward) go to single-threaded BLAS on views of the packed
+// four of the backward) go to single-threaded sgemm calls on views of the packed
 // rows (no copies); the pool runs one (sequence, head[, query tile]) per
 // task, so every output element is written by one task in a fixed order
 // and results do not depend on the thread count.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <vector>
 
 #include "cpu_ops.h"
 #include "fast_math.h"
+#include "sgemm.h"
 #include "transformer_ops.h"
 
 namespace foresight::kernels::cpu {
@@ -25,19 +23,6 @@ namespace foresight::kernels::cpu {
 namespace {
 
 constexpr int64_t kTile = 64;
-
-void PinBlasToOneThread() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
-
-// c[m x n] (ldc) = alpha * op(a) op(b) + beta * c, row-major.
-inline void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
-              c, static_cast<int>(ldc));
-}
 
 // Row stride of a [T, E] operand (E when it has one row).
 inline int64_t Ld(const Tensor& t) { return t.size(0) > 1 ? t.stride(0) : t.size(1); }
@@ -66,7 +51,7 @@ struct Item {
 
 Status VarlenAttention(const ExecContext& ctx, const AttentionOptions& opts, const Tensor& q, const Tensor& k,
                        const Tensor& v, const Tensor& cu_seqlens, int64_t max_seqlen, Tensor* out, Tensor* lse) {
-  PinBlasToOneThread();
+  SgemmCalls calls;
   const int64_t total = q.size(0), width = q.size(1), heads = opts.heads, d = width / heads;
   const int64_t batch = cu_seqlens.size(0) - 1;
   const int64_t* cu = cu_seqlens.data<int64_t>();
@@ -108,7 +93,7 @@ Status VarlenAttention(const ExecContext& ctx, const AttentionOptions& opts, con
         const int64_t nc = std::min(kTile, j_end - j0);
         const float* kt = pk + (base + j0) * ldk + it.h * d;
         const float* vt = pv + (base + j0) * ldv + it.h * d;
-        Sgemm(false, true, nr, nc, d, scale, qt, ldq, kt, ldk, 0.0f, s.data(), kTile);
+        calls.Run(false, true, nr, nc, d, scale, qt, ldq, kt, ldk, 0.0f, s.data(), kTile);
         if (p > 0.0f) DropoutTile(key, p, causal, i0, nr, j0, nc, keep.data());
         for (int64_t r = 0; r < nr; ++r) {
           float* sr = s.data() + r * kTile;
@@ -138,7 +123,7 @@ Status VarlenAttention(const ExecContext& ctx, const AttentionOptions& opts, con
             for (int64_t c = 0; c < valid; ++c) sr[c] = kr[c] ? sr[c] * inv_keep : 0.0f;
           }
         }
-        Sgemm(false, false, nr, d, nc, 1.0f, s.data(), kTile, vt, ldv, 1.0f, acc.data(), d);
+        calls.Run(false, false, nr, d, nc, 1.0f, s.data(), kTile, vt, ldv, 1.0f, acc.data(), d);
       }
       for (int64_t r = 0; r < nr; ++r) {
         const float inv_l = 1.0f / l[r];
@@ -150,14 +135,14 @@ Status VarlenAttention(const ExecContext& ctx, const AttentionOptions& opts, con
     }
   });
   (void)max_seqlen;
-  return Status::OK();
+  return calls.status("VarlenAttention");
 }
 
 Status VarlenAttentionBackward(const ExecContext& ctx, const AttentionOptions& opts, const Tensor& q,
                                const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                                const Tensor& grad_out, const Tensor& cu_seqlens, int64_t max_seqlen,
                                Tensor* grad_q, Tensor* grad_k, Tensor* grad_v) {
-  PinBlasToOneThread();
+  SgemmCalls calls;
   const int64_t total = q.size(0), width = q.size(1), heads = opts.heads, d = width / heads;
   const int64_t batch = cu_seqlens.size(0) - 1;
   const int64_t* cu = cu_seqlens.data<int64_t>();
@@ -218,7 +203,7 @@ Status VarlenAttentionBackward(const ExecContext& ctx, const AttentionOptions& o
           const float* qt = pq + (base + i0) * ldq + col;
           const float* dot = pdo + (base + i0) * width + col;
           // P = exp(scale q k^T - lse), recomputed.
-          Sgemm(false, true, nr, nc, d, scale, qt, ldq, kt, ldk, 0.0f, pt.data(), kTile);
+          calls.Run(false, true, nr, nc, d, scale, qt, ldq, kt, ldk, 0.0f, pt.data(), kTile);
           for (int64_t r = 0; r < nr; ++r) {
             float* prow = pt.data() + r * kTile;
             const int64_t valid = std::max<int64_t>(0, ValidCols(causal, i0 + r, j0, nc));
@@ -238,9 +223,9 @@ Status VarlenAttentionBackward(const ExecContext& ctx, const AttentionOptions& o
             pdrop = pd.data();
           }
           // dV += P_dropped^T dO
-          Sgemm(true, false, nc, d, nr, 1.0f, pdrop, kTile, dot, width, 1.0f, dv_acc.data(), d);
+          calls.Run(true, false, nc, d, nr, 1.0f, pdrop, kTile, dot, width, 1.0f, dv_acc.data(), d);
           // dP = dO V^T (w.r.t. the dropped-out weights), then dS.
-          Sgemm(false, true, nr, nc, d, 1.0f, dot, width, vt, ldv, 0.0f, ds.data(), kTile);
+          calls.Run(false, true, nr, nc, d, 1.0f, dot, width, vt, ldv, 0.0f, ds.data(), kTile);
           for (int64_t r = 0; r < nr; ++r) {
             float* dr = ds.data() + r * kTile;
             const float* prow = pt.data() + r * kTile;
@@ -253,8 +238,8 @@ Status VarlenAttentionBackward(const ExecContext& ctx, const AttentionOptions& o
             }
           }
           // dQ += scale dS K;  dK += scale dS^T Q
-          Sgemm(false, false, nr, d, nc, scale, ds.data(), kTile, kt, ldk, 1.0f, pdq + (base + i0) * lddq + col, lddq);
-          Sgemm(true, false, nc, d, nr, scale, ds.data(), kTile, qt, ldq, 1.0f, dk_acc.data(), d);
+          calls.Run(false, false, nr, d, nc, scale, ds.data(), kTile, kt, ldk, 1.0f, pdq + (base + i0) * lddq + col, lddq);
+          calls.Run(true, false, nc, d, nr, scale, ds.data(), kTile, qt, ldq, 1.0f, dk_acc.data(), d);
         }
         for (int64_t c = 0; c < nc; ++c) {
           std::memcpy(pdk + (base + j0 + c) * lddk + col, dk_acc.data() + c * d, sizeof(float) * d);
@@ -264,7 +249,7 @@ Status VarlenAttentionBackward(const ExecContext& ctx, const AttentionOptions& o
     }
   });
   (void)max_seqlen;
-  return Status::OK();
+  return calls.status("VarlenAttentionBackward");
 }
 
 }  // namespace foresight::kernels::cpu
