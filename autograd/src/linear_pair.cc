@@ -6,17 +6,19 @@
 // backward's GEMMs read dY itself. The rounding is the separate ops':
 // fl(fl(fl(x1 w1) + bias) + fl(x2 w2)), so results are the same bits.
 //
-// Why the accumulating GEMM (beta = 1) gives those bits: OpenBLAS sums each
-// element of a product over k in registers and adds alpha times that sum
-// to C once (beta = 0 first zeroes C, so C = 0 + sum exactly); with alpha
-// = 1 and beta = 1 the one rounding is y + fl(x2 w2), the Add's. That
-// holds while OpenBLAS does not split k into blocks (its GEMM_Q): a split
-// adds each block's partial sum to C in turn, so y would join the first
-// partial sum instead of the whole. Measured on OpenBLAS 0.3.21 (sgemm,
-// one thread, k from 64 to 768), the sums stay whole up to k = 448 with
-// the SkylakeX kernels, 320 with Haswell's and 128 with the Prescott
-// fallback (what test binaries get on a CPU OpenBLAS does not know; the
-// trainer re-executes with its family, see blas_info.cc). So k up to
+// Why the accumulating GEMM (beta = 1) gives those bits: the CPU's sgemm
+// (oneDNN's) sums each element of a product over k in registers and adds
+// alpha times that sum to C once (beta = 0 first zeroes C, so C = 0 + sum
+// exactly); with alpha = 1 and beta = 1 the one rounding is y + fl(x2 w2),
+// the Add's. That holds while the sgemm does not split k into blocks (a
+// split adds each block's partial sum to C in turn, so y would join the
+// first partial sum instead of the whole) and the call is not a single row
+// (oneDNN's gemv path, which cpu::Gemm's even tiles avoid unless the
+// product itself has one row, which keeps the temporary). Measured on oneDNN 2.6.3 (sgemm, one
+// thread, k from 8 to 1024 in steps of 8, calls of 7 to 512 rows), the
+// sums stay whole up to k = 384. OpenBLAS 0.3.21, which foresight used
+// before, kept them whole up to 448 with its SkylakeX kernels, 320 with
+// Haswell's and 128 with its Prescott fallback. So k up to
 // kAccumulateMaxK accumulates: SAGEConv's first layer, by far the larger
 // product (128 features in the speed run); a larger k goes to a temporary
 // added after. SAGEConvTest checks both against the separate ops' bits.
@@ -55,7 +57,7 @@ StatusOr<Var> LinearPairOp(Tape& tape, const Var& x1, const Var& w1, const Var& 
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, out_shape));
   FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x1.value(), false, w1.value(), false, 1.0f, 0.0f, &y));
   if (has_bias) FS_RETURN_IF_ERROR(kernels::AddBias(ctx, y, bias.value(), &y));
-  if (s2[1] <= kAccumulateMaxK) {
+  if (s2[1] <= kAccumulateMaxK && s2[0] > 1) {
     FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x2.value(), false, w2.value(), false, 1.0f, 1.0f, &y));
   } else {
     FS_ASSIGN_OR_RETURN(Tensor t, EmptyF32(device, out_shape));

@@ -60,7 +60,10 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
   // of the DLRM step's products (2048 x 512 x 415 and its neighbours) that
   // repacking cost 20% of the GEMMs' CPU time on 2 threads (measured with
   // OpenBLAS, which packs the same way).
-  const int64_t tile_n = n <= 512 ? n : (n > 1024 ? 512 : 256);
+  // Last, the rows and columns are shared evenly among the tiles, so no
+  // tile is a thin remainder: a one-row or one-column call takes oneDNN's
+  // gemv path, slower and rounded in another order.
+  int64_t tile_n = n <= 512 ? n : (n > 1024 ? 512 : 256);
   int64_t tile_m = (int64_t{1} << 20) / std::max<int64_t>(1, tile_n * k);
   tile_m = std::clamp<int64_t>((tile_m + 15) / 16 * 16, 64, 1024);
   const int64_t tiles_n = (n + tile_n - 1) / tile_n;
@@ -69,6 +72,8 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
   const int64_t grown = ((m + want_m - 1) / want_m + 15) / 16 * 16;
   tile_m = std::max(tile_m, std::min<int64_t>(grown, 512));
   const int64_t tiles_m = (m + tile_m - 1) / tile_m;
+  tile_m = (m + tiles_m - 1) / tiles_m;
+  tile_n = (n + tiles_n - 1) / tiles_n;
 
   SgemmCalls calls;
   ctx.pool->ParallelFor(tiles_m * tiles_n, 1, [&](int64_t t0, int64_t t1) {
