@@ -45,7 +45,7 @@ CATEGORIES = [
     ("gemm_beta", r"^(sgemm_beta|__memset)"),  # OpenBLAS zero-fills C for beta = 0 (memset under sgemm_beta)
     ("embedding", r"(ForwardOneIdPerBag|ApplyGroups|GroupBags|ReadBags|EmbeddingBag|embed::)"),
     ("interaction", r"(Dot\w*Avx|DotBackward|TransposeStack|FeatureInteraction)"),
-    ("bias_relu", r"(AddBiasRelu|ReluBackwardSumRows|SumRowsInChunks|ReluSelect)"),
+    ("bias_relu", r"(AddBiasRelu|ReluBackwardSumRows|SumRowsInChunks|ReluSelect|GemmBias)"),
     ("optimizer", r"Sgd::Step"),
     ("pool_wait", r"(ThreadPool::|SpinFor|futex|pthread_cond|__sched_yield)"),
     ("memmove", r"__memmove"),
