@@ -138,22 +138,6 @@ std::vector<Case> GemmCases() {
     c.tol = {kGemm};
     cases.push_back(c);
   }
-  {
-    // A Linear layer's backward as one batch: dX = dY W^T (fresh) and
-    // dW = X^T dY accumulated (beta 1).
-    Case c;
-    c.name = "GemmBatch dX dW";
-    c.inputs = {RandomF32({300, 40}, 41), RandomF32({70, 40}, 42), RandomF32({300, 70}, 43),
-                RandomF32({300, 70}, 44), RandomF32({70, 40}, 45)};
-    c.run = [](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
-      // in: dy [300, 40], w [70, 40], x [300, 70], dx [300, 70], dw [70, 40]
-      FS_RETURN_IF_ERROR(GemmBatch(ctx, {{&in[0], false, &in[1], true, 1.0f, 0.0f, &in[3]},
-                                         {&in[2], true, &in[0], false, 1.0f, 1.0f, &in[4]}}));
-      return Tensors{in[3], in[4]};
-    };
-    c.tol = {kGemm, kGemm};
-    cases.push_back(c);
-  }
   for (const bool relu : {false, true}) {
     // A Linear layer's forward: the bias (and ReLU) on each tile of the
     // product; 600 columns make two column tiles on the CPU.
