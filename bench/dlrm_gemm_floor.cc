@@ -19,10 +19,6 @@
 //   mlp_gemm_ms          the MLPs' products
 //   interaction_gemm_ms  the interaction's products
 //   step_gemm_ms         both; step_gemm_floor_samples_per_s = B / it
-// Each layer's dX and dW are also timed together as the step runs them
-// (GemmBatch, one pool round; session 17), and that time replaces the two
-// products' sum in the floors when it is lower (backward_pairs lists both),
-// so the floor is the fastest of the two ways.
 // Prints one JSON line (with each product's shape, ms and GFLOP/s), and
 // each product's process CPU time (all threads) and their sum
 // (step_gemm_cpu_ms): a loaded machine inflates wall time, not CPU time.
@@ -99,22 +95,6 @@ std::pair<double, double> TimeGemm(const fs::ExecContext& ctx, int64_t m, int64_
   });
 }
 
-// A layer's backward as the step runs it since session 17: dX = dY W^T and
-// dW = X^T dY in one GemmBatch (their tiles in one pool round).
-std::pair<double, double> TimeBackwardPair(const fs::ExecContext& ctx, int64_t batch, int64_t in, int64_t out,
-                                           int reps) {
-  fs::Tensor dy = Filled(batch, out), w = Filled(in, out), x = Filled(batch, in);
-  fs::Tensor dx = fs::Tensor::Empty({batch, in}, fs::DType::kF32), dw = fs::Tensor::Empty({in, out}, fs::DType::kF32);
-  return Best(reps, [&] {
-    const fs::Status s = fs::kernels::GemmBatch(
-        ctx, {{&dy, false, &w, true, 1.0f, 0.0f, &dx}, {&x, true, &dy, false, 1.0f, 0.0f, &dw}});
-    if (!s.ok()) {
-      std::fprintf(stderr, "dlrm_gemm_floor: %s\n", s.ToString().c_str());
-      std::exit(1);
-    }
-  });
-}
-
 // `batch` independent products of [m, k] x op([.., ..]) -> [m, n], one
 // Gemm call each, samples in chunks over the pool.
 std::pair<double, double> TimePerSample(const fs::ExecContext& ctx, int64_t batch, int64_t m, int64_t n, int64_t k,
@@ -149,11 +129,6 @@ int main(int argc, char** argv) {
   const fs::ExecContext ctx = fs::CpuContext(0, &pool);
 
   std::vector<Product> mlp;
-  struct Batched {
-    std::string name;
-    double s, cpu_s, separate_s, separate_cpu_s;
-  };
-  std::vector<Batched> batched;
   auto add_mlp = [&](const std::string& tag, int64_t in, const std::vector<int64_t>& outs, bool first_is_data) {
     for (size_t l = 0; l < outs.size(); ++l) {
       const int64_t out = outs[l];
@@ -169,15 +144,6 @@ int main(int argc, char** argv) {
       Product dw{name + "_dw", in, out, batch, 1};
       std::tie(dw.best_s, dw.best_cpu_s) = TimeGemm(ctx, in, out, batch, true, false, reps);  // x^T dy
       mlp.push_back(dw);
-      if (!(first_is_data && l == 0)) {
-        // The floor is the faster of the two ways to run dX and dW: one
-        // after the other (the two products above) or batched as the step
-        // runs them. The batched time replaces their sum when it is lower.
-        const Product& dx = mlp[mlp.size() - 2];
-        const auto [pair_s, pair_cpu_s] = TimeBackwardPair(ctx, batch, in, out, reps);
-        batched.push_back({name + "_dx_dw_batched", pair_s, pair_cpu_s, dx.best_s + dw.best_s,
-                           dx.best_cpu_s + dw.best_cpu_s});
-      }
       in = out;
     }
   };
@@ -209,27 +175,14 @@ int main(int argc, char** argv) {
       parts += buf;
     }
   }
-  std::string pairs;
-  for (const Batched& b : batched) {
-    if (b.s < b.separate_s) {  // the fastest way counts
-      mlp_s -= b.separate_s - b.s;
-      cpu_s -= b.separate_cpu_s - b.cpu_s;
-    }
-    char buf[256];
-    std::snprintf(buf, sizeof(buf), "%s{\"name\":\"%s\",\"ms\":%.4f,\"cpu_ms\":%.4f,\"separate_ms\":%.4f,"
-                  "\"separate_cpu_ms\":%.4f}",
-                  pairs.empty() ? "" : ",", b.name.c_str(), b.s * 1e3, b.cpu_s * 1e3, b.separate_s * 1e3,
-                  b.separate_cpu_s * 1e3);
-    pairs += buf;
-  }
   const double step_s = mlp_s + inter_s;
   std::printf(
       "{\"bench\":\"dlrm_gemm_floor\",\"batch\":%lld,\"threads\":%d,\"reps\":%d,\"mlp_gflop_per_step\":%.4f,"
       "\"interaction_gflop_per_step\":%.4f,\"mlp_gemm_ms\":%.3f,\"interaction_gemm_ms\":%.3f,\"step_gemm_ms\":%.3f,"
       "\"mlp_gflops\":%.1f,\"interaction_gflops\":%.1f,\"mlp_gemm_floor_samples_per_s\":%.0f,"
-      "\"step_gemm_floor_samples_per_s\":%.0f,\"step_gemm_cpu_ms\":%.3f,\"products\":[%s],\"backward_pairs\":[%s]}\n",
+      "\"step_gemm_floor_samples_per_s\":%.0f,\"step_gemm_cpu_ms\":%.3f,\"products\":[%s]}\n",
       static_cast<long long>(batch), threads, reps, mlp_flops * 1e-9, inter_flops * 1e-9, mlp_s * 1e3, inter_s * 1e3,
       step_s * 1e3, mlp_flops / mlp_s * 1e-9, inter_flops / inter_s * 1e-9, static_cast<double>(batch) / mlp_s,
-      static_cast<double>(batch) / step_s, cpu_s * 1e3, parts.c_str(), pairs.c_str());
+      static_cast<double>(batch) / step_s, cpu_s * 1e3, parts.c_str());
   return 0;
 }
