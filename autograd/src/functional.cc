@@ -22,23 +22,18 @@ Status CheckMatrix(const Var& v, const std::string& op, const char* what) {
   return Status::OK();
 }
 
-// dX and dW in one GemmBatch: their tiles share one pool round, so the
-// weight gradient's few tiles (one for a [13, 512] weight) run beside
-// dX's instead of after them with a thread idle. The same bits as a Gemm
-// each.
 Status LinearBranchBackward(const ExecContext& ctx, const Var& x, const Var& w, const Tensor& gy) {
-  float beta_x = 0.0f, beta_w = 0.0f;
-  Tensor gx, gw;
-  std::vector<kernels::GemmProduct> products;
+  float beta;
+  Tensor g;
   if (x.requires_grad()) {  // dX = dY W^T
-    FS_RETURN_IF_ERROR(GradWithBeta(x, &gx, &beta_x));
-    products.push_back({&gy, false, &w.value(), true, 1.0f, beta_x, &gx});
+    FS_RETURN_IF_ERROR(GradWithBeta(x, &g, &beta));
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, beta, &g));
   }
   if (w.requires_grad()) {  // dW = X^T dY
-    FS_RETURN_IF_ERROR(GradWithBeta(w, &gw, &beta_w));
-    products.push_back({&x.value(), true, &gy, false, 1.0f, beta_w, &gw});
+    FS_RETURN_IF_ERROR(GradWithBeta(w, &g, &beta));
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), true, gy, false, 1.0f, beta, &g));
   }
-  return kernels::GemmBatch(ctx, products);
+  return Status::OK();
 }
 
 namespace {

@@ -68,36 +68,6 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
   }
 }
 
-Status GemmBatch(const ExecContext& ctx, const std::vector<GemmProduct>& products) {
-  for (size_t i = 0; i < products.size(); ++i) {
-    const GemmProduct& p = products[i];
-    const std::string op = "GemmBatch: product " + std::to_string(i);
-    if (p.a == nullptr || p.b == nullptr) return InvalidArgument(op + ": a or b is null");
-    FS_RETURN_IF_ERROR(CheckProduct(op, *p.a, p.trans_a, *p.b, p.trans_b, p.c, "a", "b", "c"));
-    if (p.c->device() != products[0].c->device()) {
-      return InvalidArgument(op + ": on " + p.c->device().ToString() + ", product 0 on " +
-                             products[0].c->device().ToString());
-    }
-    for (size_t j = 0; j < products.size(); ++j) {
-      const GemmProduct& q = products[j];
-      if (j != i && (p.c->data<float>() == q.a->data<float>() || p.c->data<float>() == q.b->data<float>() ||
-                     p.c->data<float>() == q.c->data<float>())) {
-        return InvalidArgument(op + ": c is also an operand of product " + std::to_string(j) +
-                               " (the products must be independent)");
-      }
-    }
-  }
-  if (products.empty()) return Status::OK();
-  switch (products[0].c->device().type) {
-    case DeviceType::kCPU:
-      return cpu::GemmBatch(ctx, products);
-    case DeviceType::kCUDA:
-      return cuda::GemmBatch(ctx, products);
-    default:
-      return internal::NoImplementation("GemmBatch", products[0].c->device());
-  }
-}
-
 Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, bool relu, Tensor* y) {
   FS_RETURN_IF_ERROR(CheckProduct("GemmBias", x, false, w, false, y, "x", "w", "y"));
   FS_RETURN_IF_ERROR(internal::CheckF32Shape(bias, {y->size(1)}, "GemmBias: bias"));

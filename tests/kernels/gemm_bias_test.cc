@@ -1,5 +1,4 @@
-// GemmBatch, independent products whose tiles share one pool round: the
-// same bits as a Gemm call each. And GemmBias, a Linear layer's forward with the bias (and ReLU) added to each
+// GemmBias, a Linear layer's forward with the bias (and ReLU) added to each
 // tile of the product as it leaves BLAS: the same bits as Gemm (beta 0) then
 // AddBias or AddBiasRelu, at one and three threads, at the DLRM step's
 // shapes (including ks that OpenBLAS splits into several k blocks) and at
@@ -82,62 +81,6 @@ TEST(GemmBiasTest, RejectsBadOperands) {
   EXPECT_ERROR_CONTAINS(GemmBias(ctx, sq, RandomF32({4, 4}, 6), RandomF32({4}, 7), false, &sq), "GemmBias",
                         "alias");
   EXPECT_ERROR_CONTAINS(GemmBias(ctx, x, w, RandomF32({5}, 3), false, nullptr), "GemmBias: y", "null");
-}
-
-// A Linear layer's backward (dX = dY W^T, dW = X^T dY, a fresh gradient
-// and an accumulated one), a one-tile product beside a many-tile one, k = 0
-// and an empty product: each c the same bits as its own Gemm call.
-TEST(GemmBatchTest, EqualsOneGemmAProduct) {
-  test::TwoPools pools;
-  const Tensor gy = RandomF32({2048, 512}, 1), w = RandomF32({13, 512}, 2), x = RandomF32({2048, 13}, 3);
-  const Tensor a0 = RandomF32({5, 0}, 4), b0 = RandomF32({0, 6}, 5);
-  const Tensor ae = RandomF32({0, 3}, 6), be = RandomF32({3, 4}, 7);
-  const Tensor a1 = RandomF32({700, 300}, 8), b1 = RandomF32({1100, 300}, 9);
-  struct Spec {
-    const Tensor *a, *b;
-    bool ta, tb;
-    float alpha, beta;
-    Shape c;
-  };
-  const std::vector<Spec> specs = {{&gy, &w, false, true, 1.0f, 0.0f, {2048, 13}},
-                                   {&x, &gy, true, false, 1.0f, 1.0f, {13, 512}},
-                                   {&a0, &b0, false, false, 1.0f, 0.5f, {5, 6}},
-                                   {&ae, &be, false, false, 1.0f, 0.0f, {0, 4}},
-                                   {&a1, &b1, false, true, -0.5f, 1.0f, {700, 1100}}};
-  std::vector<Tensor> want;
-  uint64_t seed = 100;
-  for (const Spec& s : specs) {
-    Tensor c = RandomF32(s.c, seed++);
-    ASSERT_OK(Gemm(pools.ctx1, *s.a, s.ta, *s.b, s.tb, s.alpha, s.beta, &c));
-    want.push_back(c);
-  }
-  for (const ExecContext* ctx : {&pools.ctx1, &pools.ctx3}) {
-    std::vector<Tensor> got;
-    seed = 100;
-    for (const Spec& s : specs) got.push_back(RandomF32(s.c, seed++));  // the same initial c as above
-    std::vector<GemmProduct> products;
-    for (size_t i = 0; i < specs.size(); ++i) {
-      const Spec& s = specs[i];
-      products.push_back({s.a, s.ta, s.b, s.tb, s.alpha, s.beta, &got[i]});
-    }
-    ASSERT_OK(GemmBatch(*ctx, products));
-    for (size_t i = 0; i < specs.size(); ++i) EXPECT_TRUE(BitwiseEqual(got[i], want[i])) << "product " << i;
-  }
-  ASSERT_OK(GemmBatch(pools.ctx3, {}));
-}
-
-TEST(GemmBatchTest, RejectsDependentOrBadProducts) {
-  auto ctx = CpuContext();
-  const Tensor a = RandomF32({4, 3}, 1), b = RandomF32({3, 5}, 2);
-  Tensor c = Tensor::Empty({4, 5}, DType::kF32), d = Tensor::Empty({4, 3}, DType::kF32);
-  const Tensor b2 = RandomF32({5, 3}, 3);
-  // The second product reads the first one's c.
-  EXPECT_ERROR_CONTAINS(GemmBatch(ctx, {{&a, false, &b, false, 1, 0, &c}, {&c, false, &b2, false, 1, 0, &d}}),
-                        "GemmBatch: product 0", "operand of product 1", "independent");
-  Tensor cbad = Tensor::Empty({4, 4}, DType::kF32);
-  EXPECT_ERROR_CONTAINS(GemmBatch(ctx, {{&a, false, &b, false, 1, 0, &c}, {&a, false, &b, false, 1, 0, &cbad}}),
-                        "GemmBatch: product 1: c", "[4, 5]", "[4, 4]");
-  EXPECT_ERROR_CONTAINS(GemmBatch(ctx, {{nullptr, false, &b, false, 1, 0, &c}}), "GemmBatch: product 0", "null");
 }
 
 }  // namespace

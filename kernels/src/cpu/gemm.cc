@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <vector>
 
 #include "bias_rows.h"
 #include "cpu_ops.h"
@@ -84,50 +83,29 @@ void ForEachTile(const ExecContext& ctx, const GemmTiles& t, int64_t m, int64_t 
 
 Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
             float alpha, float beta, Tensor* c) {
-  return GemmBatch(ctx, {GemmProduct{&a, trans_a, &b, trans_b, alpha, beta, c}});
-}
-
-// Each product's tiles as Gemm plans them (PlanTiles: the same BLAS call
-// for each tile, so the same bits), all of them claimed from one pool loop.
-Status GemmBatch(const ExecContext& ctx, const std::vector<GemmProduct>& products) {
-  struct Job {
-    const GemmProduct* p;
-    GemmTiles tiles;
-    int64_t m, n, k, first_tile;
-  };
-  std::vector<Job> jobs;
-  int64_t total = 0;
-  for (const GemmProduct& p : products) {
-    const int64_t m = p.c->size(0), n = p.c->size(1);
-    const int64_t k = p.trans_a ? p.a->size(0) : p.a->size(1);
-    if (m == 0 || n == 0) continue;
-    if (k == 0) {
-      ScaleC(ctx, p.beta, p.c->data<float>(), m, n, LeadingDim(*p.c));
-      continue;
-    }
-    const GemmTiles tiles = PlanTiles(m, n, k, ctx.pool->num_threads());
-    jobs.push_back({&p, tiles, m, n, k, total});
-    total += tiles.tiles_m * tiles.tiles_n;
+  const int64_t m = c->size(0), n = c->size(1);
+  const int64_t k = trans_a ? a.size(0) : a.size(1);
+  if (m == 0 || n == 0) return Status::OK();
+  float* cp = c->data<float>();
+  const int64_t ldc = LeadingDim(*c);
+  if (k == 0) {
+    ScaleC(ctx, beta, cp, m, n, ldc);
+    return Status::OK();
   }
-  if (total == 0) return Status::OK();
   PinBlasToOneThread();
-  ctx.pool->ParallelFor(total, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      size_t j = 0;
-      while (j + 1 < jobs.size() && jobs[j + 1].first_tile <= t) ++j;
-      const Job& job = jobs[j];
-      const GemmProduct& p = *job.p;
-      const int64_t i = t - job.first_tile;
-      const int64_t r0 = (i / job.tiles.tiles_n) * job.tiles.tile_m, c0 = (i % job.tiles.tiles_n) * job.tiles.tile_n;
-      const int64_t rows = std::min(job.tiles.tile_m, job.m - r0), cols = std::min(job.tiles.tile_n, job.n - c0);
-      const int64_t lda = LeadingDim(*p.a), ldb = LeadingDim(*p.b), ldc = LeadingDim(*p.c);
-      const float* at = p.trans_a ? p.a->data<float>() + r0 : p.a->data<float>() + r0 * lda;
-      const float* bt = p.trans_b ? p.b->data<float>() + c0 * ldb : p.b->data<float>() + c0;
-      cblas_sgemm(CblasRowMajor, p.trans_a ? CblasTrans : CblasNoTrans, p.trans_b ? CblasTrans : CblasNoTrans,
-                  static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(job.k), p.alpha, at,
-                  static_cast<int>(lda), bt, static_cast<int>(ldb), p.beta, p.c->data<float>() + r0 * ldc + c0,
-                  static_cast<int>(ldc));
-    }
+  const float* ap = a.data<float>();
+  const float* bp = b.data<float>();
+  const int64_t lda = LeadingDim(a), ldb = LeadingDim(b);
+
+  const GemmTiles tiles = PlanTiles(m, n, k, ctx.pool->num_threads());
+  const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+  ForEachTile(ctx, tiles, m, n, [&](int64_t r0, int64_t c0, int64_t rows, int64_t cols) {
+    const float* at = trans_a ? ap + r0 : ap + r0 * lda;
+    const float* bt = trans_b ? bp + c0 * ldb : bp + c0;
+    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(k), alpha,
+                at, static_cast<int>(lda), bt, static_cast<int>(ldb), beta, cp + r0 * ldc + c0,
+                static_cast<int>(ldc));
   });
   return Status::OK();
 }

@@ -75,14 +75,6 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
                                  static_cast<int>(LeadingDim(a)), &beta, c->data<float>(), static_cast<int>(ldc)));
 }
 
-// cuBLAS queues the products one after the other on the stream.
-Status GemmBatch(const ExecContext& ctx, const std::vector<GemmProduct>& products) {
-  for (const GemmProduct& p : products) {
-    FS_RETURN_IF_ERROR(cuda::Gemm(ctx, *p.a, p.trans_a, *p.b, p.trans_b, p.alpha, p.beta, p.c));
-  }
-  return Status::OK();
-}
-
 // The CPU adds the bias on each tile of y as it leaves BLAS; here cuBLAS's
 // product, then the two kernels the CPU's epilogue equals (AddBias, or
 // AddBiasRelu: the bias, then ReLU).

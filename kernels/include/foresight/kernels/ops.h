@@ -25,22 +25,6 @@ namespace foresight::kernels {
 // ctx.allow_tf32).
 Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
             float alpha, float beta, Tensor* c);
-// One product of GemmBatch: *c = alpha * op(*a) @ op(*b) + beta * *c, as
-// Gemm takes it.
-struct GemmProduct {
-  const Tensor* a;
-  bool trans_a;
-  const Tensor* b;
-  bool trans_b;
-  float alpha, beta;
-  Tensor* c;
-};
-// Independent products in one go (no product's c may be another's operand
-// or c): the same bits as one Gemm call per product. The CPU spreads the
-// tiles of all of them over the pool in one round, so a product with few
-// tiles (a Linear layer's weight gradient [13, 512] is one tile) runs beside
-// the other's instead of leaving threads idle, and the pool hands off once.
-Status GemmBatch(const ExecContext& ctx, const std::vector<GemmProduct>& products);
 // A Linear layer's forward: y = x @ w + bias, then ReLU when relu. x [N, K],
 // w [K, M], bias [M], y [N, M] (not aliasing x or w). The same bits as Gemm
 // (alpha 1, beta 0) then AddBias, or AddBiasRelu. The CPU adds the bias to
