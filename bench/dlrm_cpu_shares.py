@@ -46,10 +46,14 @@ CATEGORIES = [
     ("gemm_packing", r"(^sgemm_(it|in|ot|on)copy|gemm\w*copy|copy_an|copy_bn|copy_at|copy_bt)"),
     ("gemm_kernel", r"(^sgemm_(small_)?kernel|jit_avx\w*gemm|gemm_driver|gemm_kernel|dnnl::impl::cpu::x64::\w*gemm)"),
     ("gemm_beta", r"^(sgemm_beta|__memset)"),  # zero-fills of C for beta = 0 (OpenBLAS: memset under sgemm_beta)
-    ("embedding", r"(ForwardOneIdPerBag|ApplyGroups|GroupBags|ReadBags|EmbeddingBag|embed::)"),
+    ("embedding", r"(ForwardOneIdPerBag|ApplyGroups|GroupBags|ReadBags|EmbeddingBag|embed::|CheckBagOffset)"),
     ("interaction", r"(Dot\w*Avx|DotBackward|TransposeStack|FeatureInteraction)"),
-    ("bias_relu", r"(AddBiasRelu|ReluBackwardSumRows|SumRowsInChunks|ReluSelect)"),
-    ("optimizer", r"Sgd::Step"),
+    ("bias_relu", r"(AddBiasRelu|ReluBackwardSumRows|SumRowsInChunks|ReluSelect|GemmBias)"),
+    ("optimizer", r"(Sgd::Step|SgdUpdate|AdamUpdate)"),
+    # The epoch's first step faults its buffers in (none after it); the
+    # next batch's gather runs between steps, outside train_seconds.
+    ("page_faults", r"(clear_page|exc_page_fault|folio_zero|get_page_from_freelist)"),
+    ("batch_gather", r"MakeClickBatch"),
     ("pool_wait", r"(ThreadPool::|SpinFor|futex|pthread_cond|__sched_yield)"),
     ("memmove", r"__memmove"),
 ]

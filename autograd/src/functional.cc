@@ -60,8 +60,11 @@ StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, 
   const bool has_bias = bias.defined();
   const ExecContext& ctx = tape.ctx();
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(x.value().device(), {x.shape()[0], w.shape()[1]}));
-  FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), false, w.value(), false, 1.0f, 0.0f, &y));
-  if (has_bias) FS_RETURN_IF_ERROR(kernels::AddBias(ctx, y, bias.value(), &y));
+  if (has_bias) {
+    FS_RETURN_IF_ERROR(kernels::GemmBias(ctx, x.value(), w.value(), bias.value(), /*relu=*/false, &y));
+  } else {
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), false, w.value(), false, 1.0f, 0.0f, &y));
+  }
   std::vector<Var> inputs{x, w};
   if (has_bias) inputs.push_back(bias);
   return tape.RecordGrad(inputs, y, [x, w, bias](const ExecContext& ctx, const Tensor& gy) -> Status {
@@ -79,10 +82,10 @@ StatusOr<Var> LinearReluOp(Tape& tape, const Var& x, const Var& w, const Var& bi
   const ExecContext& ctx = tape.ctx();
   const Device device = x.value().device();
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, {x.shape()[0], w.shape()[1]}));
-  FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), false, w.value(), false, 1.0f, 0.0f, &y));
   if (has_bias) {
-    FS_RETURN_IF_ERROR(kernels::AddBiasRelu(ctx, y, bias.value(), &y));
+    FS_RETURN_IF_ERROR(kernels::GemmBias(ctx, x.value(), w.value(), bias.value(), /*relu=*/true, &y));
   } else {
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), false, w.value(), false, 1.0f, 0.0f, &y));
     FS_RETURN_IF_ERROR(kernels::Activate(ctx, kernels::Activation::kRelu, 0.0f, y, &y));
   }
   std::vector<Var> inputs{x, w};

@@ -25,32 +25,39 @@ Status CheckMatrix(const Tensor& t, const char* what) {
   return Status::OK();
 }
 
-}  // namespace
-
-Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
-            float alpha, float beta, Tensor* c) {
-  if (c == nullptr) return InvalidArgument("Gemm: c is null");
-  FS_RETURN_IF_ERROR(CheckMatrix(a, "Gemm: a"));
-  FS_RETURN_IF_ERROR(CheckMatrix(b, "Gemm: b"));
-  FS_RETURN_IF_ERROR(CheckMatrix(*c, "Gemm: c"));
+// op(a) [m, k] times op(b) [k, n] into c [m, n], each a BLAS-ready matrix.
+// op names the caller and a_name / b_name / c_name its operands in messages.
+Status CheckProduct(const std::string& op, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
+                    const Tensor* c, const char* a_name, const char* b_name, const char* c_name) {
+  if (c == nullptr) return InvalidArgument(op + ": " + c_name + " is null");
+  FS_RETURN_IF_ERROR(CheckMatrix(a, (op + ": " + a_name).c_str()));
+  FS_RETURN_IF_ERROR(CheckMatrix(b, (op + ": " + b_name).c_str()));
+  FS_RETURN_IF_ERROR(CheckMatrix(*c, (op + ": " + c_name).c_str()));
   const int64_t m = trans_a ? a.size(1) : a.size(0);
   const int64_t k = trans_a ? a.size(0) : a.size(1);
   const int64_t kb = trans_b ? b.size(1) : b.size(0);
   const int64_t n = trans_b ? b.size(0) : b.size(1);
   if (k != kb) {
-    return InvalidArgument("Gemm: inner dimensions differ: op(a) is " + ShapeToString({m, k}) +
-                           ", op(b) is " + ShapeToString({kb, n}));
+    return InvalidArgument(op + ": inner dimensions differ: op(" + a_name + ") is " + ShapeToString({m, k}) +
+                           ", op(" + b_name + ") is " + ShapeToString({kb, n}));
   }
   if (c->size(0) != m || c->size(1) != n) {
-    return InvalidArgument("Gemm: c: expected shape " + ShapeToString({m, n}) + ", got " +
+    return InvalidArgument(op + ": " + c_name + ": expected shape " + ShapeToString({m, n}) + ", got " +
                            ShapeToString(c->shape()));
   }
-  for (const Tensor* t : {&a, &b, static_cast<const Tensor*>(c)}) {
+  for (const Tensor* t : {&a, &b, c}) {
     if (t->size(0) > INT32_MAX || t->size(1) > INT32_MAX || t->stride(0) > INT32_MAX) {
-      return InvalidArgument("Gemm: " + ShapeToString(t->shape()) + " exceeds BLAS's 32-bit dimensions");
+      return InvalidArgument(op + ": " + ShapeToString(t->shape()) + " exceeds BLAS's 32-bit dimensions");
     }
   }
-  FS_RETURN_IF_ERROR(internal::CheckOnDevice(c->device(), {&a, &b}, "Gemm"));
+  return internal::CheckOnDevice(c->device(), {&a, &b}, op.c_str());
+}
+
+}  // namespace
+
+Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
+            float alpha, float beta, Tensor* c) {
+  FS_RETURN_IF_ERROR(CheckProduct("Gemm", a, trans_a, b, trans_b, c, "a", "b", "c"));
   switch (c->device().type) {
     case DeviceType::kCPU:
       return cpu::Gemm(ctx, a, trans_a, b, trans_b, alpha, beta, c);
@@ -58,6 +65,23 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
       return cuda::Gemm(ctx, a, trans_a, b, trans_b, alpha, beta, c);
     default:
       return internal::NoImplementation("Gemm", c->device());
+  }
+}
+
+Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, bool relu, Tensor* y) {
+  FS_RETURN_IF_ERROR(CheckProduct("GemmBias", x, false, w, false, y, "x", "w", "y"));
+  FS_RETURN_IF_ERROR(internal::CheckF32Shape(bias, {y->size(1)}, "GemmBias: bias"));
+  FS_RETURN_IF_ERROR(internal::CheckOnDevice(y->device(), {&bias}, "GemmBias"));
+  if (y->data<float>() == x.data<float>() || y->data<float>() == w.data<float>()) {
+    return InvalidArgument("GemmBias: y must not alias x or w");
+  }
+  switch (y->device().type) {
+    case DeviceType::kCPU:
+      return cpu::GemmBias(ctx, x, w, bias, relu, y);
+    case DeviceType::kCUDA:
+      return cuda::GemmBias(ctx, x, w, bias, relu, y);
+    default:
+      return internal::NoImplementation("GemmBias", y->device());
   }
 }
 

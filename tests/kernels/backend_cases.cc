@@ -138,6 +138,20 @@ std::vector<Case> GemmCases() {
     c.tol = {kGemm};
     cases.push_back(c);
   }
+  for (const bool relu : {false, true}) {
+    // A Linear layer's forward: the bias (and ReLU) on each tile of the
+    // product; 600 columns make two column tiles on the CPU.
+    Case c;
+    c.name = std::string("GemmBias") + (relu ? " relu" : "");
+    c.inputs = {RandomF32({300, 70}, 31), RandomF32({70, 600}, 32), RandomF32({600}, 33)};
+    c.run = [relu](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
+      FS_ASSIGN_OR_RETURN(Tensor y, Out(ctx, {in[0].size(0), in[1].size(1)}));
+      FS_RETURN_IF_ERROR(GemmBias(ctx, in[0], in[1], in[2], relu, &y));
+      return Tensors{y};
+    };
+    c.tol = {kGemm};
+    cases.push_back(c);
+  }
   {
     Case c;
     c.name = "Gemm tf32";

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 #endif
 
+#include "bias_rows.h"
 #include "cpu_ops.h"
 #include "row_sums.h"
 
@@ -28,23 +29,6 @@ void ReluSelect(const float* x, const float* v, float* o, int64_t s, int64_t e) 
   }
 #endif
   for (; i < e; ++i) o[i] = x[i] > 0.0f ? v[i] : 0.0f;
-}
-
-// One row of relu(x + bias): each sum rounded once, then ReLU's select, as
-// AddBias and Activate compute them one pass after the other.
-void BiasReluRow(const float* x, const float* bias, float* o, int64_t f) {
-  int64_t j = 0;
-#if defined(__AVX2__)
-  const __m256 zero = _mm256_setzero_ps();
-  for (; j + 8 <= f; j += 8) {
-    const __m256 v = _mm256_add_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(bias + j));
-    _mm256_storeu_ps(o + j, _mm256_and_ps(_mm256_cmp_ps(v, zero, _CMP_GT_OQ), v));
-  }
-#endif
-  for (; j < f; ++j) {
-    const float v = x[j] + bias[j];
-    o[j] = v > 0.0f ? v : 0.0f;
-  }
 }
 
 }  // namespace

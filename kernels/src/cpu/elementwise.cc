@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "bias_rows.h"
 #include "cpu_ops.h"
 #include "row_sums.h"
 
@@ -62,11 +63,7 @@ Status AddBias(const ExecContext& ctx, const Tensor& x, const Tensor& bias, Tens
   const float* pb = bias.data<float>();
   float* po = out->data<float>();
   ctx.pool->ParallelFor(n, RowGrain(f), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* xr = px + r * f;
-      float* orow = po + r * f;
-      for (int64_t j = 0; j < f; ++j) orow[j] = xr[j] + pb[j];
-    }
+    for (int64_t r = r0; r < r1; ++r) BiasRow(px + r * f, pb, po + r * f, f);
   });
   return Status::OK();
 }

@@ -7,6 +7,7 @@
 // any number of threads (GemmTest checks the bits from 1 to 16).
 #include <algorithm>
 
+#include "bias_rows.h"
 #include "cpu_ops.h"
 #include "sgemm.h"
 
@@ -34,6 +35,48 @@ void ScaleC(const ExecContext& ctx, float beta, float* c, int64_t m, int64_t n, 
   });
 }
 
+// Tiles of about 2^20 multiply-adds, at least 64 rows, so per-call overhead
+// stays small. A tile then grows (up to 512 rows) to the largest size that
+// still leaves two tiles a core of the machine (the core count, not the
+// pool's threads: see the top): every call packs its panels of a and b
+// again, so the operand a tile shares with the others (the whole of op(b)
+// when tile_n = n) is packed once a tile. At 64-row tiles of the DLRM step's
+// products (2048 x 512 x 415 and its neighbours) that repacking cost 20% of
+// the GEMMs' CPU time on 2 threads (measured with OpenBLAS, which packs the
+// same way). Last, the rows and columns are shared evenly among the tiles,
+// so no tile is a thin remainder: a one-row or one-column call takes
+// oneDNN's gemv path, slower and rounded in another order.
+struct GemmTiles {
+  int64_t tile_m, tile_n, tiles_m, tiles_n;
+};
+
+GemmTiles PlanTiles(int64_t m, int64_t n, int64_t k) {
+  GemmTiles t;
+  t.tile_n = n <= 512 ? n : (n > 1024 ? 512 : 256);
+  int64_t tile_m = (int64_t{1} << 20) / std::max<int64_t>(1, t.tile_n * k);
+  tile_m = std::clamp<int64_t>((tile_m + 15) / 16 * 16, 64, 1024);
+  t.tiles_n = (n + t.tile_n - 1) / t.tile_n;
+  const int64_t min_tiles = 2 * static_cast<int64_t>(OnlineCpus());
+  const int64_t want_m = std::max<int64_t>(1, (min_tiles + t.tiles_n - 1) / t.tiles_n);  // row tiles wanted
+  const int64_t grown = ((m + want_m - 1) / want_m + 15) / 16 * 16;
+  tile_m = std::max(tile_m, std::min<int64_t>(grown, 512));
+  t.tiles_m = (m + tile_m - 1) / tile_m;
+  t.tile_m = (m + t.tiles_m - 1) / t.tiles_m;
+  t.tile_n = (n + t.tiles_n - 1) / t.tiles_n;
+  return t;
+}
+
+// fn(r0, c0, rows, cols) once per tile of c, the tiles spread over the pool.
+template <typename Fn>
+void ForEachTile(const ExecContext& ctx, const GemmTiles& t, int64_t m, int64_t n, Fn&& fn) {
+  ctx.pool->ParallelFor(t.tiles_m * t.tiles_n, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; ++i) {
+      const int64_t r0 = (i / t.tiles_n) * t.tile_m, c0 = (i % t.tiles_n) * t.tile_n;
+      fn(r0, c0, std::min(t.tile_m, m - r0), std::min(t.tile_n, n - c0));
+    }
+  });
+}
+
 }  // namespace
 
 Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
@@ -50,42 +93,52 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
   const float* ap = a.data<float>();
   const float* bp = b.data<float>();
   const int64_t lda = LeadingDim(a), ldb = LeadingDim(b);
-
-  // Tiles of about 2^20 multiply-adds, at least 64 rows, so per-call overhead
-  // stays small. A tile then grows (up to 512 rows) to the largest size
-  // that still leaves two tiles a core of the machine (the core count, not
-  // the pool's threads: see the top): every call packs its panels
-  // of a and b again, so the operand a tile shares with the others (the
-  // whole of op(b) when tile_n = n) is packed once a tile. At 64-row tiles
-  // of the DLRM step's products (2048 x 512 x 415 and its neighbours) that
-  // repacking cost 20% of the GEMMs' CPU time on 2 threads (measured with
-  // OpenBLAS, which packs the same way).
-  // Last, the rows and columns are shared evenly among the tiles, so no
-  // tile is a thin remainder: a one-row or one-column call takes oneDNN's
-  // gemv path, slower and rounded in another order.
-  int64_t tile_n = n <= 512 ? n : (n > 1024 ? 512 : 256);
-  int64_t tile_m = (int64_t{1} << 20) / std::max<int64_t>(1, tile_n * k);
-  tile_m = std::clamp<int64_t>((tile_m + 15) / 16 * 16, 64, 1024);
-  const int64_t tiles_n = (n + tile_n - 1) / tile_n;
-  const int64_t min_tiles = 2 * static_cast<int64_t>(OnlineCpus());
-  const int64_t want_m = std::max<int64_t>(1, (min_tiles + tiles_n - 1) / tiles_n);  // row tiles wanted
-  const int64_t grown = ((m + want_m - 1) / want_m + 15) / 16 * 16;
-  tile_m = std::max(tile_m, std::min<int64_t>(grown, 512));
-  const int64_t tiles_m = (m + tile_m - 1) / tile_m;
-  tile_m = (m + tiles_m - 1) / tiles_m;
-  tile_n = (n + tiles_n - 1) / tiles_n;
-
   SgemmCalls calls;
-  ctx.pool->ParallelFor(tiles_m * tiles_n, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t r0 = (t / tiles_n) * tile_m, c0 = (t % tiles_n) * tile_n;
-      const int64_t rows = std::min(tile_m, m - r0), cols = std::min(tile_n, n - c0);
-      const float* at = trans_a ? ap + r0 : ap + r0 * lda;
-      const float* bt = trans_b ? bp + c0 * ldb : bp + c0;
-      calls.Run(trans_a, trans_b, rows, cols, k, alpha, at, lda, bt, ldb, beta, cp + r0 * ldc + c0, ldc);
-    }
+  ForEachTile(ctx, PlanTiles(m, n, k), m, n, [&](int64_t r0, int64_t c0, int64_t rows, int64_t cols) {
+    const float* at = trans_a ? ap + r0 : ap + r0 * lda;
+    const float* bt = trans_b ? bp + c0 * ldb : bp + c0;
+    calls.Run(trans_a, trans_b, rows, cols, k, alpha, at, lda, bt, ldb, beta, cp + r0 * ldc + c0, ldc);
   });
   return calls.status("Gemm");
+}
+
+// Gemm's tiles, each followed by its bias (and ReLU) while the tile is still
+// in this core's cache: the separate AddBias / AddBiasRelu pass read and
+// wrote all of y again from L3 (2048 x 512 floats for the DLRM step's widest
+// layers), and took a pool round of its own. Each element is the same
+// fl(product + bias) as that pass computes, so the bits are the same.
+Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, bool relu, Tensor* y) {
+  const int64_t m = y->size(0), n = y->size(1), k = x.size(1);
+  if (m == 0 || n == 0) return Status::OK();
+  float* yp = y->data<float>();
+  const int64_t ldy = LeadingDim(*y);
+  const float* pb = bias.data<float>();
+  const auto epilogue = [&](int64_t r0, int64_t c0, int64_t rows, int64_t cols) {
+    for (int64_t r = r0; r < r0 + rows; ++r) {
+      float* row = yp + r * ldy + c0;
+      if (relu) {
+        BiasReluRow(row, pb + c0, row, cols);
+      } else {
+        BiasRow(row, pb + c0, row, cols);
+      }
+    }
+  };
+  if (k == 0) {  // y = bias (then ReLU), as Gemm's zero fill then the epilogue
+    ctx.pool->ParallelFor(m, RowGrain(n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) std::fill(yp + r * ldy, yp + r * ldy + n, 0.0f);
+      epilogue(r0, 0, r1 - r0, n);
+    });
+    return Status::OK();
+  }
+  const float* xp = x.data<float>();
+  const float* wp = w.data<float>();
+  const int64_t ldx = LeadingDim(x), ldw = LeadingDim(w);
+  SgemmCalls calls;
+  ForEachTile(ctx, PlanTiles(m, n, k), m, n, [&](int64_t r0, int64_t c0, int64_t rows, int64_t cols) {
+    calls.Run(false, false, rows, cols, k, 1.0f, xp + r0 * ldx, ldx, wp + c0, ldw, 0.0f, yp + r0 * ldy + c0, ldy);
+    epilogue(r0, c0, rows, cols);
+  });
+  return calls.status("GemmBias");
 }
 
 }  // namespace foresight::kernels::cpu

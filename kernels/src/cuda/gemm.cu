@@ -75,4 +75,12 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
                                  static_cast<int>(LeadingDim(a)), &beta, c->data<float>(), static_cast<int>(ldc)));
 }
 
+// The CPU adds the bias on each tile of y as it leaves BLAS; here cuBLAS's
+// product, then the two kernels the CPU's epilogue equals (AddBias, or
+// AddBiasRelu: the bias, then ReLU).
+Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, bool relu, Tensor* y) {
+  FS_RETURN_IF_ERROR(cuda::Gemm(ctx, x, false, w, false, 1.0f, 0.0f, y));
+  return relu ? cuda::AddBiasRelu(ctx, *y, bias, y) : cuda::AddBias(ctx, *y, bias, y);
+}
+
 }  // namespace foresight::kernels::cuda

@@ -25,6 +25,11 @@ namespace foresight::kernels {
 // ctx.allow_tf32).
 Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
             float alpha, float beta, Tensor* c);
+// A Linear layer's forward: y = x @ w + bias, then ReLU when relu. x [N, K],
+// w [K, M], bias [M], y [N, M] (not aliasing x or w). The same bits as Gemm
+// (alpha 1, beta 0) then AddBias, or AddBiasRelu. The CPU adds the bias to
+// each tile of y right after the tile's product, while it is in cache.
+Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, bool relu, Tensor* y);
 
 // ---- rows ----
 
