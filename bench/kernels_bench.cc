@@ -129,6 +129,26 @@ void BM_GatherAndInputDropout(benchmark::State& state) {
 }
 BENCHMARK(BM_GatherAndInputDropout)->ArgsProduct({{0, 1}, {1, 2}})->Unit(benchmark::kMillisecond);
 
+// The speed run's whole feature table (1M x 128 f32, 512 MB: beyond even a
+// 260 MB L3) and a batch's 30k random input rows, gathered as the direct
+// path gathers them with --input-dropout 0. Arg: threads.
+void BM_GatherRowsSpeedRunTable(benchmark::State& state) {
+  const int64_t rows = 1 << 20, f = 128, n = 30000;
+  ThreadPool pool(static_cast<int>(state.range(0)));
+  const ExecContext ctx = CpuContext(7, &pool);
+  const Tensor table = Random({rows, f}, 4);
+  Tensor ids = Tensor::Empty({n}, DType::kI64);
+  std::mt19937_64 rng(5);
+  for (int64_t i = 0; i < n; ++i) ids.data<int64_t>()[i] = static_cast<int64_t>(rng() % rows);
+  Tensor x = Tensor::Empty({n, f}, DType::kF32);
+  for (auto _ : state) {
+    if (!GatherRows(ctx, table, ids, &x).ok()) state.SkipWithError("GatherRows failed");
+    benchmark::DoNotOptimize(x.raw_data());
+  }
+  state.SetBytesProcessed(state.iterations() * n * f * 4);
+}
+BENCHMARK(BM_GatherRowsSpeedRunTable)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
 // Layer 0's output of the speed run ([6000, 256]) through ReLU and layer
 // 1's dropout, forward and backward. Arg: fused (1: ReluDropoutRows and one
 // DropoutBackward; 0: Activate, DropoutRows, DropoutBackward,
