@@ -21,20 +21,6 @@ int64_t LeadingDim(const Tensor& t) {
   return t.size(0) > 1 ? std::max(t.stride(0), cols) : cols;
 }
 
-// Scales c by beta (k == 0 case); beta == 0 overwrites so NaNs don't survive.
-void ScaleC(const ExecContext& ctx, float beta, float* c, int64_t m, int64_t n, int64_t ldc) {
-  ctx.pool->ParallelFor(m, RowGrain(n), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      float* row = c + r * ldc;
-      if (beta == 0.0f) {
-        std::fill(row, row + n, 0.0f);
-      } else {
-        for (int64_t j = 0; j < n; ++j) row[j] *= beta;
-      }
-    }
-  });
-}
-
 // Tiles of about 2^20 multiply-adds, at least 64 rows, so per-call overhead
 // stays small. A tile then grows (up to 512 rows) to the largest size that
 // still leaves two tiles a core of the machine (the core count, not the
@@ -77,17 +63,31 @@ void ForEachTile(const ExecContext& ctx, const GemmTiles& t, int64_t m, int64_t 
   });
 }
 
-}  // namespace
-
-Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
-            float alpha, float beta, Tensor* c) {
+// c = alpha op(a) op(b) + beta c, tile by tile over the pool, each tile
+// then handed to epilogue(r0, c0, rows, cols) on the thread that computed
+// it (while it is still in that core's cache). With k == 0, c is scaled by
+// beta (beta == 0 overwrites, NaNs included) and the epilogue sees row
+// blocks of whole rows.
+template <typename Epilogue>
+Status TiledGemm(const ExecContext& ctx, const char* op, const Tensor& a, bool trans_a, const Tensor& b,
+                 bool trans_b, float alpha, float beta, Tensor* c, Epilogue&& epilogue) {
   const int64_t m = c->size(0), n = c->size(1);
   const int64_t k = trans_a ? a.size(0) : a.size(1);
   if (m == 0 || n == 0) return Status::OK();
   float* cp = c->data<float>();
   const int64_t ldc = LeadingDim(*c);
   if (k == 0) {
-    ScaleC(ctx, beta, cp, m, n, ldc);
+    ctx.pool->ParallelFor(m, RowGrain(n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        float* row = cp + r * ldc;
+        if (beta == 0.0f) {
+          std::fill(row, row + n, 0.0f);
+        } else {
+          for (int64_t j = 0; j < n; ++j) row[j] *= beta;
+        }
+      }
+      epilogue(r0, 0, r1 - r0, n);
+    });
     return Status::OK();
   }
   const float* ap = a.data<float>();
@@ -98,8 +98,16 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
     const float* at = trans_a ? ap + r0 : ap + r0 * lda;
     const float* bt = trans_b ? bp + c0 * ldb : bp + c0;
     calls.Run(trans_a, trans_b, rows, cols, k, alpha, at, lda, bt, ldb, beta, cp + r0 * ldc + c0, ldc);
+    epilogue(r0, c0, rows, cols);
   });
-  return calls.status("Gemm");
+  return calls.status(op);
+}
+
+}  // namespace
+
+Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor& b, bool trans_b,
+            float alpha, float beta, Tensor* c) {
+  return TiledGemm(ctx, "Gemm", a, trans_a, b, trans_b, alpha, beta, c, [](int64_t, int64_t, int64_t, int64_t) {});
 }
 
 // Gemm's tiles, each followed by its bias (and ReLU) while the tile is still
@@ -108,37 +116,20 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
 // layers), and took a pool round of its own. Each element is the same
 // fl(product + bias) as that pass computes, so the bits are the same.
 Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, bool relu, Tensor* y) {
-  const int64_t m = y->size(0), n = y->size(1), k = x.size(1);
-  if (m == 0 || n == 0) return Status::OK();
   float* yp = y->data<float>();
   const int64_t ldy = LeadingDim(*y);
   const float* pb = bias.data<float>();
-  const auto epilogue = [&](int64_t r0, int64_t c0, int64_t rows, int64_t cols) {
-    for (int64_t r = r0; r < r0 + rows; ++r) {
-      float* row = yp + r * ldy + c0;
-      if (relu) {
-        BiasReluRow(row, pb + c0, row, cols);
-      } else {
-        BiasRow(row, pb + c0, row, cols);
-      }
-    }
-  };
-  if (k == 0) {  // y = bias (then ReLU), as Gemm's zero fill then the epilogue
-    ctx.pool->ParallelFor(m, RowGrain(n), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) std::fill(yp + r * ldy, yp + r * ldy + n, 0.0f);
-      epilogue(r0, 0, r1 - r0, n);
-    });
-    return Status::OK();
-  }
-  const float* xp = x.data<float>();
-  const float* wp = w.data<float>();
-  const int64_t ldx = LeadingDim(x), ldw = LeadingDim(w);
-  SgemmCalls calls;
-  ForEachTile(ctx, PlanTiles(m, n, k), m, n, [&](int64_t r0, int64_t c0, int64_t rows, int64_t cols) {
-    calls.Run(false, false, rows, cols, k, 1.0f, xp + r0 * ldx, ldx, wp + c0, ldw, 0.0f, yp + r0 * ldy + c0, ldy);
-    epilogue(r0, c0, rows, cols);
-  });
-  return calls.status("GemmBias");
+  return TiledGemm(ctx, "GemmBias", x, false, w, false, 1.0f, 0.0f, y,
+                   [&](int64_t r0, int64_t c0, int64_t rows, int64_t cols) {
+                     for (int64_t r = r0; r < r0 + rows; ++r) {
+                       float* row = yp + r * ldy + c0;
+                       if (relu) {
+                         BiasReluRow(row, pb + c0, row, cols);
+                       } else {
+                         BiasRow(row, pb + c0, row, cols);
+                       }
+                     }
+                   });
 }
 
 }  // namespace foresight::kernels::cpu
