@@ -20,10 +20,18 @@ bool SameBytes(const Tensor& a, const Tensor& b) {
          std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.numel()) * DTypeSize(a.dtype())) == 0;
 }
 
+// Generates `g` into dir/clicks (on one thread) and opens it.
+StatusOr<std::unique_ptr<storage::ClicksDataset>> Generated(const testing::TempDir& dir,
+                                                           datasets::GenerateClicksOptions g) {
+  g.output = dir.File("clicks");
+  ThreadPool one(1);
+  FS_RETURN_IF_ERROR(datasets::GenerateClicks(g, CpuContext(0, &one)));
+  return storage::ClicksDataset::Open(g.output);
+}
+
 TEST(ClickBatchTest, GathersTheDatasetRowsOnOneThreadAndOverAPool) {
   testing::TempDir dir;
   datasets::GenerateClicksOptions g;
-  g.output = dir.File("clicks");
   g.num_tables = 5;
   g.rows = 50;
   g.dim = 4;
@@ -31,9 +39,7 @@ TEST(ClickBatchTest, GathersTheDatasetRowsOnOneThreadAndOverAPool) {
   g.num_dense = 3;
   g.bag_sizes = {1, 2, 1, 3, 1};
   g.seed = 5;
-  ThreadPool one(1);
-  ASSERT_OK(datasets::GenerateClicks(g, CpuContext(0, &one)));
-  auto data = storage::ClicksDataset::Open(g.output);
+  auto data = Generated(dir, g);
   ASSERT_OK(data.status());
   const storage::ClicksDataset& d = **data;
 
@@ -83,13 +89,10 @@ TEST(ClickBatchTest, GathersTheDatasetRowsOnOneThreadAndOverAPool) {
 TEST(ClickBatchTest, RefusesARowOutsideTheDataset) {
   testing::TempDir dir;
   datasets::GenerateClicksOptions g;
-  g.output = dir.File("clicks");
   g.num_tables = 2;
   g.rows = 10;
   g.num_samples = 20;
-  ThreadPool one(1);
-  ASSERT_OK(datasets::GenerateClicks(g, CpuContext(0, &one)));
-  auto data = storage::ClicksDataset::Open(g.output);
+  auto data = Generated(dir, g);
   ASSERT_OK(data.status());
   Tensor rows = Tensor::Empty({2}, DType::kI64);
   rows.data<int64_t>()[0] = 1;
