@@ -40,11 +40,12 @@ FLAGS = ["--model", "dlrm", "--bottom-mlp", "512,256,64", "--top-mlp", "512,256,
 
 # (category, regex on the symbol); the first match wins.
 CATEGORIES = [
-    # oneDNN's sgemm: its JIT kernels (named through DNNL_JIT_PROFILE's perf
-    # map, set below) and the C++ driver around them; OpenBLAS's for older
-    # binaries.
-    ("gemm_packing", r"(^sgemm_(it|in|ot|on)copy|gemm\w*copy|copy_an|copy_bn|copy_at|copy_bt)"),
-    ("gemm_kernel", r"(^sgemm_(small_)?kernel|jit_avx\w*gemm|gemm_driver|gemm_kernel|dnnl::impl::cpu::x64::\w*gemm)"),
+    # oneDNN's sgemm: its JIT kernels (named through the perf map that
+    # DNNL_JIT_PROFILE=2 makes it write, set below: jit_*_f32_copy_*_kern
+    # pack, jit_*gemm*/gemv* multiply) and the C++ driver around them;
+    # OpenBLAS's (sgemm_kernel_*, sgemm_*copy_*) for older binaries.
+    ("gemm_packing", r"(^sgemm_(it|in|ot|on)copy|^jit_\w*_copy_\w*kern)"),
+    ("gemm_kernel", r"(^sgemm_(small_)?kernel|^jit_\w*(gemm|gemv)\w*|dnnl::impl::cpu::\w*gemm)"),
     ("gemm_beta", r"^(sgemm_beta|__memset)"),  # zero-fills of C for beta = 0 (OpenBLAS: memset under sgemm_beta)
     ("embedding", r"(ForwardOneIdPerBag|ApplyGroups|GroupBags|ReadBags|EmbeddingBag|embed::|CheckBagOffset)"),
     ("interaction", r"(Dot\w*Avx|DotBackward|TransposeStack|FeatureInteraction)"),
@@ -96,15 +97,17 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
     data, metrics = os.path.join(tmp, "perf.data"), os.path.join(tmp, "m.jsonl")
-    # DNNL_JIT_PROFILE=1: oneDNN writes a perf map of its JIT kernels, so
-    # samples in them have names instead of [unknown].
+    # DNNL_JIT_PROFILE=2: oneDNN writes /tmp/perf-PID.map for its JIT
+    # kernels, so samples in them have names instead of bare addresses.
     subprocess.run(["perf", "record", "-q", "-F", str(a.hz), "-o", data, a.foresight, "train", a.dataset] + FLAGS +
                    ["--threads", a.threads, "--metrics", metrics], check=True, stdout=subprocess.DEVNULL,
-                   env=dict(os.environ, DNNL_JIT_PROFILE="1"))
+                   env=dict(os.environ, DNNL_JIT_PROFILE="2"))
     epoch = [json.loads(l) for l in open(metrics) if '"final"' not in l][-1]
     steps = epoch["step"]
     rows = perf_samples(data)
-    t0 = min(t for t, s in rows if s.startswith("sgemm_kernel"))
+    # From the first GEMM sample (training's first step) to the last
+    # embedding update.
+    t0 = min(t for t, s in rows if re.search(r"(^sgemm_kernel|^jit_\w*(gemm|gemv))", s))
     t1 = max(t for t, s in rows if "ApplyGroups" in s)
     window = [r for r in rows if t0 <= r[0] <= t1]
     res = categorise(window, a.hz, steps)
