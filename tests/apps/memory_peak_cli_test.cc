@@ -5,11 +5,12 @@
 // run then peaks at 125-135%), or reserved more than the run uses, fails
 // here. memory_plan_cli_test.cc checks --plan-only itself.
 //
-// The plan is a worst case: x of four batches between assemble and
-// compute, which the run holds when compute is the slowest stage. When the
-// disk is (other processes loading the machine), fewer batches wait with
-// their x and the run peaks lower: in a parallel ctest run one shape came
-// out at 0.84. Run it alone (it is labelled slow).
+// The plan counts x of four batches alive at once, which a run reaches
+// only while compute is the slowest stage; the pipeline makes those blocks
+// resident at its start (InputBuffers::Reserve), so a read-bound run (the
+// smallest cache below) peaks as high: before that it peaked at 0.77.
+// Evaluation's buffered store has bounce buffers of its own, counted
+// beside training's. Labelled slow (five training runs).
 #include <gtest/gtest.h>
 
 #include <cstdio>

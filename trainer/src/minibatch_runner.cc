@@ -550,6 +550,11 @@ class MiniBatchRunner : public EpochRunner {
     c.end_seq = static_cast<int64_t>(o.epochs) * order_->num_batches();
     c.queue_capacity = kQueueCapacity;
     c.max_in_flight = kMaxInFlight;
+    if (state_.options->memory_budget > 0) {
+      // The plan's x, resident from the start (its rows are probed then).
+      c.reserved_inputs = memory_.inputs_alive;
+      c.reserved_input_rows = memory_.input_rows;
+    }
     if (LearnedNodeTable* learned = state_.input->learned.get()) {
       if (pipeline_started_) {
         // The table's window holds the first pipeline's batches.

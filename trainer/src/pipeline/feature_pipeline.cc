@@ -104,6 +104,7 @@ Status FeaturePipeline::InitCached() {
     FS_RETURN_IF_ERROR(planner_->SetStaticKeys(std::move(config_.static_keys)));
   }
   FS_ASSIGN_OR_RETURN(arena_, HostSlotArena(planner_->num_slots(), c.cache.row_bytes));
+  FS_RETURN_IF_ERROR(inputs_.Reserve(c.reserved_inputs, c.reserved_input_rows, c.store->row_width()));
   planner_released_through_ = c.start_seq - 1;
   return Status::OK();
 }

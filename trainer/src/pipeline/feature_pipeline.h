@@ -176,6 +176,12 @@ struct PipelineConfig {
   // workers sample and gather. No effect with a budget of one thread.
   // Batches are the same bits either way. Default: true
   bool compute_helps = true;
+  // The cached path's x blocks made resident at Start (InputBuffers::
+  // Reserve): under a memory budget, the x the plan counts (its batches
+  // alive at once, of its per-batch input rows), so the run holds what the
+  // plan reserved whichever stage is the slowest. Default: none
+  int reserved_inputs = 0;
+  int64_t reserved_input_rows = 0;
 };
 
 // The row path for `config` and why, e.g. "direct gather from the mmap

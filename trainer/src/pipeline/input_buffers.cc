@@ -1,5 +1,6 @@
 #include "input_buffers.h"
 
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -73,6 +74,29 @@ StatusOr<Tensor> InputBuffers::Take(int64_t rows, int64_t width) {
   std::shared_ptr<void> owner(block.data, [pool, bytes](void* data) { pool->GiveBack(data, bytes); });
   auto storage = Storage::Wrap(block.data, need, Device::Cpu(), MemoryKind::kHost, std::move(owner));
   return Tensor::View(std::move(storage), 0, {rows, width}, {width, 1}, DType::kF32);
+}
+
+Status InputBuffers::Reserve(int blocks, int64_t rows, int64_t width) {
+  if (blocks < 0 || rows < 0 || width <= 0) {
+    return InvalidArgument("input buffers: " + std::to_string(blocks) + " blocks of " + std::to_string(rows) + " x " +
+                           std::to_string(width) + " floats");
+  }
+  const size_t need = static_cast<size_t>(rows * width) * sizeof(float);
+  if (need == 0) return Status::OK();
+  for (int i = 0; i < blocks; ++i) {
+    // Sized as Take sizes a block for `rows`, so a batch that fits would
+    // have been given the same block.
+    const size_t bytes = need + need / 8;
+    StatusOr<void*> p = UncachedHostAllocator()->Allocate(bytes);
+    if (!p.ok()) return p.status().WithContext("reserving batch input x of " + std::to_string(rows) + " rows");
+    // The plan counts `need`; the eighth above it becomes resident only
+    // where a larger batch writes it, as with Take's blocks.
+    std::memset(*p, 0, need);
+    std::lock_guard<std::mutex> lock(pool_->mu);
+    pool_->free.push_back({*p, bytes});
+    ++pool_->stats.blocks;
+  }
+  return Status::OK();
 }
 
 InputBufferStats InputBuffers::stats() const {

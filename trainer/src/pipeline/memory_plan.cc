@@ -277,7 +277,11 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   } else if (o.feature_store == "mmap") {
     add("features (mmap'd pages)", feature_bytes, MemoryScale::kGraph);
   } else {
-    add("disk store buffers", static_cast<int64_t>(o.io_depth) * (256 << 10), MemoryScale::kFixed);
+    // Bounce buffers of io_depth requests in two stores: training's
+    // O_DIRECT one and evaluation's buffered twin (MinibatchRunner), whose
+    // reads of whole in-neighbourhoods coalesce up to the full 256 KiB.
+    add("disk store buffers (training and evaluation)", 2 * static_cast<int64_t>(o.io_depth) * (256 << 10),
+        MemoryScale::kFixed);
   }
   const int64_t optimizer_states = o.optimizer == "sgd" ? 1 : 2;
   add("model + optimizer", in.parameters * 4 * (2 + optimizer_states), MemoryScale::kFixed);
@@ -313,6 +317,8 @@ MemoryEstimate EstimateMemory(const MemoryInputs& in) {
   const int64_t sampled_alive = 1 + cap + std::max(0, in.sample_ahead) + o.EffectiveLookahead() + 1 + in.max_in_flight;
   const int64_t x_alive = std::min<int64_t>(in.max_in_flight, bypass_in_x ? 2 * cap + 3 : cap + 2);
   add("batches in flight", sampled_alive * meta + x_alive * x + bypass, MemoryScale::kBatch);
+  e.inputs_alive = static_cast<int>(x_alive);
+  e.input_rows = bb.rows;
   // Forward and backward of one batch: the input's dropout copy (the input
   // itself is the batch's x, counted above), then per layer its aggregated
   // input and a few [dst rows, width] activations, with their gradients

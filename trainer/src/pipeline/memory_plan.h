@@ -66,6 +66,10 @@ struct MemoryEstimate {
   // index_bytes_per_slot beside its row and records (FeatureSlotBytes).
   int64_t index_window_keys = 0;
   int64_t index_bytes_per_slot = 0;
+  // The x the "batches in flight" item counts: inputs_alive batches' x of
+  // input_rows rows each (PipelineConfig::reserved_inputs).
+  int inputs_alive = 0;
+  int64_t input_rows = 0;
 };
 
 struct MemoryInputs {
