@@ -49,7 +49,7 @@ CATEGORIES = [
     ("gemm_beta", r"^(sgemm_beta|__memset)"),  # zero-fills of C for beta = 0 (OpenBLAS: memset under sgemm_beta)
     ("embedding", r"(ForwardOneIdPerBag|ApplyGroups|GroupBags|ReadBags|EmbeddingBag|embed::|CheckBagOffset)"),
     ("interaction", r"(Dot\w*Avx|DotBackward|TransposeStack|FeatureInteraction)"),
-    ("bias_relu", r"(AddBiasRelu|ReluBackwardSumRows|SumRowsInChunks|ReluSelect|GemmBias)"),
+    ("bias_relu", r"(AddBiasRelu|ReluBackwardSumRows|SumRowsInChunks|ReluSelect|GemmBias|GemmReluBackward)"),
     ("optimizer", r"(Sgd::Step|SgdUpdate|AdamUpdate)"),
     # The epoch's first step faults its buffers in (none after it); the
     # next batch's gather runs between steps, outside train_seconds.

@@ -1,6 +1,6 @@
 // The DLRM step's dense phases, each against its own floor (issue 12):
 // every kernel the trainer's dense step calls (trainer/src/dlrm_model.cc,
-// autograd's LinearReluOp / LinearOp, FeatureInteraction, BCE, SGD), at the
+// autograd's LinearReluChain, FeatureInteraction, BCE, SGD), at the
 // issue's speed shape, on synthetic tensors. The embedding bags are
 // embedding_bench's (its floor: the random row-gather rate).
 //
@@ -8,21 +8,39 @@
 // phases interleaved, as in a step), the mean CPU seconds (the process's,
 // all threads) of back-to-back runs over 0.25 s after that (cpu_window.h:
 // the best of single runs undercounts the pool worker), and a floor:
-//   gemm                    the MLPs' 16 products as the trainer lays them
-//                           out (x W, dY W^T, X^T dY): the step's GEMM floor
-//   bias_relu_fwd           AddBiasRelu on the ReLU layers + AddBias on the
-//                           logit; floor: its bytes at this machine's
-//                           streaming read+write rate at that working set
-//   relu_bwd_bias_grad      ReluBackwardSumRows + SumRows on the logit; same
-//   unfused_fwd, unfused_bwd  the passes they replaced (AddBias, Activate;
-//                           ActivateBackward, SumRows), timed alongside
+//   gemm                    the MLPs' 16 products as the step runs them:
+//                           the forwards as GemmBias (bias and ReLU on each
+//                           tile), the dX of each layer whose input is a
+//                           ReLU output as GemmReluBackward (that ReLU's
+//                           mask and bias gradient on each tile), the rest
+//                           as Gemm; floor: gemm_products
+//   gemm_products           the same 16 products as plain Gemm calls (x W,
+//                           dY W^T, X^T dY): the step's GEMM floor
+//   relu_bwd_bias_grad      the bias/ReLU backward passes the step still
+//                           runs on their own: ReluBackwardSumRows on the
+//                           bottom MLP's last layer (its gradient comes from
+//                           the interaction) + SumRows on the logit; floor:
+//                           its bytes at this machine's streaming read+write
+//                           rate at that working set
+//   bias_relu_fwd           (not in the step since session 17: GemmBias)
+//                           AddBiasRelu on the ReLU layers + AddBias on the
+//                           logit; floor: bytes
+//   unfused_fwd, unfused_bwd  the passes before any fusion (AddBias,
+//                           Activate; ActivateBackward, SumRows on every
+//                           layer), timed alongside
 //   interaction_fwd / _bwd  the dot interaction; floor: its products as
 //                           per-sample sgemm calls (dlrm_gemm_floor's
 //                           interaction floor) or its bytes, the larger
 //   bce                     BCE with logits and its gradient; floor: bytes
 //   sgd                     the dense SGD step over every MLP parameter;
 //                           floor: bytes (read w and g, write w)
-// Prints one JSON line; ratio = phase seconds / floor seconds.
+// Prints one JSON line; ratio = phase seconds / floor seconds, and
+// gemm_over_products_cpu = gemm / gemm_products in CPU ms: what the bias and
+// ReLU epilogues add to the plain products (linear_epilogue_bench times
+// each kind of fused product against its separate passes, alternated).
+// Until session 18 the line had fused_over_unfused, (bias_relu_fwd +
+// relu_bwd_bias_grad) / (unfused_fwd + unfused_bwd) in best wall ms, when
+// both were separate passes over every layer; the step runs neither now.
 //
 // Usage: dlrm_phase_bench [--batch 2048] [--dense 13] [--tables 26]
 //   [--dim 64] [--bottom 512,256,64] [--top 512,256,1] [--threads 2]
@@ -108,23 +126,26 @@ int main(int argc, char** argv) {
   struct Layer {
     int64_t in = 0, out = 0;
     bool relu = false, first = false;
-    fs::Tensor x, w, b, y, gy, gz, gx, gw, gb;
+    // relu_below: x is the ReLU output of the layer before (in the same
+    // MLP), so the step takes that ReLU's backward in this layer's dX.
+    bool relu_below = false;
+    fs::Tensor x, w, b, y, gy, gz, gx, gw, gb, gb_below;
   };
-  auto make_layer = [](int64_t in, int64_t out, bool relu, bool first) {
+  auto make_layer = [](int64_t in, int64_t out, bool relu, bool first, bool relu_below) {
     Layer l;
-    l.in = in, l.out = out, l.relu = relu, l.first = first;
+    l.in = in, l.out = out, l.relu = relu, l.first = first, l.relu_below = relu_below;
     return l;
   };
   std::vector<Layer> layers;
   int64_t in = dense;
-  for (int64_t out : bottom) {
-    layers.push_back(make_layer(in, out, true, layers.empty()));
-    in = out;
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    layers.push_back(make_layer(in, bottom[i], true, i == 0, i > 0));
+    in = bottom[i];
   }
   const int64_t f = tables + 1;
   in = k::InteractionWidth(k::Interaction::kDot, tables, dim, dim);
   for (size_t i = 0; i < top.size(); ++i) {
-    layers.push_back(make_layer(in, top[i], i + 1 < top.size(), false));
+    layers.push_back(make_layer(in, top[i], i + 1 < top.size(), false, i > 0));
     in = top[i];
   }
   uint64_t salt = 1;
@@ -136,10 +157,11 @@ int main(int argc, char** argv) {
     l.b = Filled({l.out}, salt++);
     l.y = fs::Tensor::Empty({batch, l.out}, fs::DType::kF32);
     l.gy = Filled({batch, l.out}, salt++);
-    l.gz = fs::Tensor::Empty({batch, l.out}, fs::DType::kF32);
+    l.gz = Filled({batch, l.out}, salt++);  // dY of the products (the bwd phase rewrites some)
     l.gx = fs::Tensor::Empty({batch, l.in}, fs::DType::kF32);
     l.gw = fs::Tensor::Empty({l.in, l.out}, fs::DType::kF32);
     l.gb = fs::Tensor::Empty({l.out}, fs::DType::kF32);
+    l.gb_below = fs::Tensor::Empty({l.in}, fs::DType::kF32);
     for (const auto& [name, t, g] : {std::tuple{"w", l.w, l.gw}, std::tuple{"b", l.b, l.gb}}) {
       params.push_back(std::make_unique<fs::autograd::Parameter>(name, t.Clone()));
       params.back()->mutable_grad() = g;
@@ -180,16 +202,22 @@ int main(int argc, char** argv) {
     });
   };
 
-  Phase gemm("gemm"), fwd("bias_relu_fwd"), bwd("relu_bwd_bias_grad"), ufwd("unfused_fwd"), ubwd("unfused_bwd"),
+  Phase gemm("gemm"), gemm_plain("gemm_products"), fwd("bias_relu_fwd"), bwd("relu_bwd_bias_grad"), ufwd("unfused_fwd"), ubwd("unfused_bwd"),
       ifwd("interaction_fwd"), ibwd("interaction_bwd"), bce("bce"), step("sgd"), ifwd_floor("interaction_fwd_gemms"),
       ibwd_floor("interaction_bwd_gemms");
+  // Whether the step runs layer i's bias/ReLU backward as a pass of its
+  // own: not when the next layer takes its ReLU's backward in its dX.
+  auto separate_bwd = [&](size_t i) { return i + 1 >= layers.size() || !layers[i + 1].relu_below; };
   double params_n = 0;
-  for (const Layer& l : layers) {
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
     fwd.bytes += 2.0 * kF * static_cast<double>(batch * l.out);
-    bwd.bytes += (l.relu ? 3.0 : 1.0) * kF * static_cast<double>(batch * l.out);
+    const double pass_bytes = (l.relu ? 3.0 : 1.0) * kF * static_cast<double>(batch * l.out);
+    ubwd.bytes += pass_bytes;
+    if (separate_bwd(i)) bwd.bytes += pass_bytes;
     params_n += static_cast<double>(l.in * l.out + l.out);
   }
-  ufwd.bytes = fwd.bytes, ubwd.bytes = bwd.bytes;
+  ufwd.bytes = fwd.bytes;
   ifwd.bytes = kF * static_cast<double>(zx.numel() + emb.numel() + inter.numel());
   ibwd.bytes = kF * static_cast<double>(zx.numel() + emb.numel() + ginter.numel() + gzx.numel() + gemb.numel());
   bce.bytes = kF * 3.0 * static_cast<double>(batch);
@@ -197,6 +225,17 @@ int main(int argc, char** argv) {
 
   for (int r = 0; r <= reps; ++r) {
     Time(&gemm, [&] {
+      for (Layer& l : layers) {
+        Check(k::GemmBias(ctx, l.x, l.w, l.b, l.relu, &l.y));
+        if (l.relu_below) {
+          Check(k::GemmReluBackward(ctx, l.gz, l.w, l.x, &l.gx, &l.gb_below));
+        } else if (!l.first) {
+          Check(k::Gemm(ctx, l.gz, false, l.w, true, 1.0f, 0.0f, &l.gx));
+        }
+        Check(k::Gemm(ctx, l.x, true, l.gz, false, 1.0f, 0.0f, &l.gw));
+      }
+    });
+    Time(&gemm_plain, [&] {
       for (Layer& l : layers) {
         Check(k::Gemm(ctx, l.x, false, l.w, false, 1.0f, 0.0f, &l.y));
         if (!l.first) Check(k::Gemm(ctx, l.gz, false, l.w, true, 1.0f, 0.0f, &l.gx));
@@ -207,7 +246,9 @@ int main(int argc, char** argv) {
       for (Layer& l : layers) Check(l.relu ? k::AddBiasRelu(ctx, l.y, l.b, &l.y) : k::AddBias(ctx, l.y, l.b, &l.y));
     });
     Time(&bwd, [&] {
-      for (Layer& l : layers) {
+      for (size_t i = 0; i < layers.size(); ++i) {
+        Layer& l = layers[i];
+        if (!separate_bwd(i)) continue;
         Check(l.relu ? k::ReluBackwardSumRows(ctx, l.y, l.gy, &l.gz, &l.gb) : k::SumRows(ctx, l.gy, &l.gb));
       }
     });
@@ -235,14 +276,25 @@ int main(int argc, char** argv) {
     });
     Time(&step, [&] { Check((*sgd)->Step(ctx)); });
     if (r == 0) {  // the warm-up is not timed
-      for (Phase* p : {&gemm, &fwd, &bwd, &ufwd, &ubwd, &ifwd, &ibwd, &ifwd_floor, &ibwd_floor, &bce, &step}) {
+      for (Phase* p : {&gemm, &gemm_plain, &fwd, &bwd, &ufwd, &ubwd, &ifwd, &ibwd, &ifwd_floor, &ibwd_floor, &bce, &step}) {
         p->best_s = 1e30;
       }
     }
   }
-  for (Phase* p : {&gemm, &fwd, &bwd, &ufwd, &ubwd, &ifwd, &ibwd, &ifwd_floor, &ibwd_floor, &bce, &step}) {
+  for (Phase* p : {&fwd, &bwd, &ufwd, &ubwd, &ifwd, &ibwd, &ifwd_floor, &ibwd_floor, &bce, &step}) {
     p->cpu_s = fs::bench::MeanCpuSecondsOverWindow(p->run, reps);
   }
+  // gemm against gemm_products differs by the epilogues only, a few percent:
+  // their CPU windows alternate five times and each takes its median (one
+  // window each, minutes apart on a loaded host, read 0.98-1.14).
+  std::vector<double> gemm_cpu, plain_cpu;
+  for (int i = 0; i < 5; ++i) {
+    gemm_cpu.push_back(fs::bench::MeanCpuSecondsOverWindow(gemm.run, reps));
+    plain_cpu.push_back(fs::bench::MeanCpuSecondsOverWindow(gemm_plain.run, reps));
+  }
+  for (std::vector<double>* v : {&gemm_cpu, &plain_cpu}) std::sort(v->begin(), v->end());
+  gemm.cpu_s = gemm_cpu[2];
+  gemm_plain.cpu_s = plain_cpu[2];
 
   // Streaming floors at each phase's working set.
   fs::bench::FloorOptions fo;
@@ -267,13 +319,15 @@ int main(int argc, char** argv) {
       p->floor_of = use_batched ? "batched_matmul" : "per_sample_sgemm";
     }
   }
-  gemm.floor_s = gemm.best_s;
-  gemm.floor_of = "itself";
+  gemm.floor_s = gemm_plain.best_s;
+  gemm.floor_of = "gemm_products";
+  gemm_plain.floor_s = gemm_plain.best_s;
+  gemm_plain.floor_of = "itself";
 
   std::string parts;
   double non_gemm_s = 0, non_gemm_floor_s = 0;
-  for (Phase* p : {&gemm, &fwd, &bwd, &ifwd, &ibwd, &bce, &step, &ufwd, &ubwd}) {
-    const bool in_step = p != &ufwd && p != &ubwd;
+  for (Phase* p : {&gemm, &bwd, &ifwd, &ibwd, &bce, &step, &gemm_plain, &fwd, &ufwd, &ubwd}) {
+    const bool in_step = p != &gemm_plain && p != &fwd && p != &ufwd && p != &ubwd;
     if (in_step && p != &gemm) {
       non_gemm_s += p->best_s;
       non_gemm_floor_s += p->floor_s;
@@ -288,9 +342,10 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "{\"bench\":\"dlrm_phase_bench\",\"batch\":%lld,\"threads\":%d,\"reps\":%d,\"blas\":\"%s\",\"gemm_ms\":%.3f,"
-      "\"dense_non_gemm_ms\":%.3f,\"dense_non_gemm_floor_ms\":%.3f,\"fused_over_unfused\":%.3f,\"phases\":[%s]}\n",
+      "\"gemm_products_ms\":%.3f,\"dense_non_gemm_ms\":%.3f,\"dense_non_gemm_floor_ms\":%.3f,"
+      "\"gemm_over_products_cpu\":%.3f,\"phases\":[%s]}\n",
       static_cast<long long>(batch), threads, reps, k::BlasDescription().c_str(), gemm.best_s * 1e3,
-      non_gemm_s * 1e3, non_gemm_floor_s * 1e3, (fwd.best_s + bwd.best_s) / (ufwd.best_s + ubwd.best_s),
+      gemm_plain.best_s * 1e3, non_gemm_s * 1e3, non_gemm_floor_s * 1e3, gemm.cpu_s / gemm_plain.cpu_s,
       parts.c_str());
   return 0;
 }

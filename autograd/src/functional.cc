@@ -36,8 +36,6 @@ Status LinearBranchBackward(const ExecContext& ctx, const Var& x, const Var& w, 
   return Status::OK();
 }
 
-namespace {
-
 // x [N, K], w [K, M], bias undefined or [M].
 Status CheckLinear(const Var& x, const Var& w, const Var& bias, const char* op) {
   FS_RETURN_IF_ERROR(CheckMatrix(x, op, "input"));
@@ -53,20 +51,22 @@ Status CheckLinear(const Var& x, const Var& w, const Var& bias, const char* op) 
   return Status::OK();
 }
 
-}  // namespace
+StatusOr<Tensor> LinearValue(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Var& bias, bool relu) {
+  FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(x.device(), {x.size(0), w.size(1)}));
+  if (bias.defined()) {
+    FS_RETURN_IF_ERROR(kernels::GemmBias(ctx, x, w, bias.value(), relu, &y));
+    return y;
+  }
+  FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x, false, w, false, 1.0f, 0.0f, &y));
+  if (relu) FS_RETURN_IF_ERROR(kernels::Activate(ctx, kernels::Activation::kRelu, 0.0f, y, &y));
+  return y;
+}
 
 StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op) {
   FS_RETURN_IF_ERROR(CheckLinear(x, w, bias, op));
-  const bool has_bias = bias.defined();
-  const ExecContext& ctx = tape.ctx();
-  FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(x.value().device(), {x.shape()[0], w.shape()[1]}));
-  if (has_bias) {
-    FS_RETURN_IF_ERROR(kernels::GemmBias(ctx, x.value(), w.value(), bias.value(), /*relu=*/false, &y));
-  } else {
-    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), false, w.value(), false, 1.0f, 0.0f, &y));
-  }
+  FS_ASSIGN_OR_RETURN(Tensor y, LinearValue(tape.ctx(), x.value(), w.value(), bias, /*relu=*/false));
   std::vector<Var> inputs{x, w};
-  if (has_bias) inputs.push_back(bias);
+  if (bias.defined()) inputs.push_back(bias);
   return tape.RecordGrad(inputs, y, [x, w, bias](const ExecContext& ctx, const Tensor& gy) -> Status {
     FS_RETURN_IF_ERROR(LinearBranchBackward(ctx, x, w, gy));
     if (bias.requires_grad()) {
@@ -78,18 +78,9 @@ StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, 
 
 StatusOr<Var> LinearReluOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op) {
   FS_RETURN_IF_ERROR(CheckLinear(x, w, bias, op));
-  const bool has_bias = bias.defined();
-  const ExecContext& ctx = tape.ctx();
-  const Device device = x.value().device();
-  FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, {x.shape()[0], w.shape()[1]}));
-  if (has_bias) {
-    FS_RETURN_IF_ERROR(kernels::GemmBias(ctx, x.value(), w.value(), bias.value(), /*relu=*/true, &y));
-  } else {
-    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), false, w.value(), false, 1.0f, 0.0f, &y));
-    FS_RETURN_IF_ERROR(kernels::Activate(ctx, kernels::Activation::kRelu, 0.0f, y, &y));
-  }
+  FS_ASSIGN_OR_RETURN(Tensor y, LinearValue(tape.ctx(), x.value(), w.value(), bias, /*relu=*/true));
   std::vector<Var> inputs{x, w};
-  if (has_bias) inputs.push_back(bias);
+  if (bias.defined()) inputs.push_back(bias);
   // The backward reads y (the mask: y > 0 exactly where the pre-activation
   // is), so the pre-activation is never kept.
   return tape.RecordGrad(inputs, y, [x, w, bias, y](const ExecContext& ctx, const Tensor& gy) -> Status {

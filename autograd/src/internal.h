@@ -50,6 +50,13 @@ Status CheckMatrix(const Var& v, const std::string& op, const char* what);
 // "<a>.<b>", or just b when a is empty.
 inline std::string JoinName(const std::string& a, const std::string& b) { return a.empty() ? b : a + "." + b; }
 
+// x [N, K] fits w [K, M], and bias is undefined or [M]; messages name op.
+Status CheckLinear(const Var& x, const Var& w, const Var& bias, const char* op);
+
+// The value of x w (+ bias when defined), then ReLU when relu: GemmBias
+// (the bias and ReLU on each tile of the product), or Gemm then Activate.
+StatusOr<Tensor> LinearValue(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Var& bias, bool relu);
+
 // y = x w (+ bias when defined) as one tape node; x [N, K], w [K, M].
 StatusOr<Var> LinearOp(Tape& tape, const Var& x, const Var& w, const Var& bias, const char* op);
 

@@ -10,15 +10,25 @@ Status CheckBagOffsetValues(const char* op, const int64_t* offsets, int64_t num_
   if (offsets[0] != 0) {
     return InvalidArgument(std::string(op) + ": offsets[0] must be 0, got " + std::to_string(offsets[0]));
   }
-  bool ones = true;
+  // One branch-free pass that the compiler vectorises: the CPU ops run this
+  // check on the step's thread twice a step (forward and backward) while
+  // the pool's workers wait, over 26 x 2048 offsets in the DLRM speed run
+  // (a loop that returned at the first decrease took 36-55 us a call, this
+  // one 16-18, in a standalone probe at -O3). The first decrease is looked for
+  // only when there is one. Differences in unsigned arithmetic: no overflow.
+  uint64_t not_one = 0, decreasing = 0;
   for (int64_t q = 0; q < num_bags; ++q) {
-    ones &= offsets[q + 1] - offsets[q] == 1;
+    not_one |= (static_cast<uint64_t>(offsets[q + 1]) - static_cast<uint64_t>(offsets[q])) ^ 1u;
+    decreasing |= static_cast<uint64_t>(offsets[q + 1] < offsets[q]);
+  }
+  for (int64_t q = 0; decreasing != 0 && q < num_bags; ++q) {
     if (offsets[q + 1] < offsets[q]) {
       return InvalidArgument(std::string(op) + ": offsets must not decrease: offsets[" + std::to_string(q + 1) +
                              "] = " + std::to_string(offsets[q + 1]) + " < offsets[" + std::to_string(q) +
                              "] = " + std::to_string(offsets[q]));
     }
   }
+  const bool ones = not_one == 0;
   if (offsets[num_bags] != num_ids) {
     return InvalidArgument(std::string(op) + ": offsets[" + std::to_string(num_bags) + "] must equal the " +
                            std::to_string(num_ids) + " ids, got " + std::to_string(offsets[num_bags]));

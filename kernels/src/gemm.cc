@@ -85,4 +85,29 @@ Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const 
   }
 }
 
+Status GemmReluBackward(const ExecContext& ctx, const Tensor& grad_y, const Tensor& w, const Tensor& y,
+                        Tensor* grad_z, Tensor* grad_bias) {
+  FS_RETURN_IF_ERROR(CheckProduct("GemmReluBackward", grad_y, false, w, true, grad_z, "grad_y", "w", "grad_z"));
+  FS_RETURN_IF_ERROR(internal::CheckOutput(grad_z, grad_z->shape(), DType::kF32, "GemmReluBackward: grad_z"));
+  FS_RETURN_IF_ERROR(internal::CheckF32Shape(y, grad_z->shape(), "GemmReluBackward: y"));
+  FS_RETURN_IF_ERROR(internal::CheckOnDevice(grad_z->device(), {&y}, "GemmReluBackward"));
+  if (grad_bias != nullptr) {
+    FS_RETURN_IF_ERROR(
+        internal::CheckOutput(grad_bias, {grad_z->size(1)}, DType::kF32, "GemmReluBackward: grad_bias"));
+    FS_RETURN_IF_ERROR(internal::CheckOnDevice(grad_z->device(), {grad_bias}, "GemmReluBackward"));
+  }
+  const float* z = grad_z->data<float>();
+  if (z == grad_y.data<float>() || z == w.data<float>() || z == y.data<float>()) {
+    return InvalidArgument("GemmReluBackward: grad_z must not alias grad_y, w or y");
+  }
+  switch (grad_z->device().type) {
+    case DeviceType::kCPU:
+      return cpu::GemmReluBackward(ctx, grad_y, w, y, grad_z, grad_bias);
+    case DeviceType::kCUDA:
+      return cuda::GemmReluBackward(ctx, grad_y, w, y, grad_z, grad_bias);
+    default:
+      return internal::NoImplementation("GemmReluBackward", grad_z->device());
+  }
+}
+
 }  // namespace foresight::kernels

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "grad_check.h"
@@ -253,6 +254,85 @@ TEST(LinearTest, ForwardReluGivesTheSeparateOpsBits) {
       EXPECT_LT(zeros, 3 * fused.y.numel() / 4);
     }
   }
+}
+
+// LinearReluChain (an MLP as one node, the ReLU masks taken on the tiles of
+// the GEMMs above them) against the layer-by-layer nodes (ForwardRelu, and
+// Forward for a last layer without ReLU): the output and every gradient the
+// same bits, at 1 and 3 threads, with and without a ReLU after the last
+// layer, where x's gradient already holds a contribution (x used twice),
+// for a layer without a bias, and at the DLRM bottom MLP's shapes (row
+// tiles on the bias sums' chunk boundaries, so those sums run in the GEMM's
+// epilogue) as well as shapes whose tiles split a chunk.
+TEST(LinearTest, ReluChainGivesTheLayerByLayerBits) {
+  struct ChainCase {
+    int64_t n;
+    std::vector<int64_t> widths;
+    size_t no_bias;  // the layer built without a bias (>= the layer count: none)
+  };
+  ThreadPool one(1), three(3);
+  for (const ChainCase& c : {ChainCase{1100, {37, 203, 150, 64}, 1}, ChainCase{2048, {13, 512, 256, 64}, 9}}) {
+    std::vector<std::unique_ptr<Linear>> owned;
+    std::vector<Linear*> layers;
+    for (size_t i = 0; i + 1 < c.widths.size(); ++i) {
+      owned.push_back(std::make_unique<Linear>("fc" + std::to_string(i), c.widths[i], c.widths[i + 1],
+                                               /*bias=*/i != c.no_bias, RngKey::FromSeed(60 + i)));
+      RandomizeBiases(*owned.back(), 600 + 10 * i);
+      layers.push_back(owned.back().get());
+    }
+    const Tensor x_value = RandomTensor({c.n, c.widths[0]}, 61);
+    const Tensor gy = RandomTensor({c.n, c.widths.back()}, 62);
+    auto run = [&](bool chain, bool relu_last, bool reuse_x, ThreadPool* pool) -> std::vector<Tensor> {
+      for (Linear* l : layers) {
+        for (Parameter* q : l->Parameters()) q->ZeroGrad();
+      }
+      Var x(x_value, true);
+      Tape tape(CpuContext(7, pool), /*training=*/true);
+      Var y = x;
+      if (chain) {
+        y = LinearReluChain(tape, x, layers, relu_last).value();
+      } else {
+        for (size_t i = 0; i < layers.size(); ++i) {
+          y = (relu_last || i + 1 < layers.size() ? layers[i]->ForwardRelu(tape, y) : layers[i]->Forward(tape, y))
+                  .value();
+        }
+      }
+      Var x2 = reuse_x ? Relu(tape, x).value() : y;
+      const Tensor gx2 = RandomTensor(x2.shape(), 63);
+      Var loss = tape.RecordGrad({y, x2}, Tensor::Zeros({1}, DType::kF32),
+                                 [y, x2, gy, gx2, reuse_x](const ExecContext& ctx, const Tensor&) -> Status {
+                                   FS_RETURN_IF_ERROR(y.AccumulateGrad(ctx, gy));
+                                   return reuse_x ? x2.AccumulateGrad(ctx, gx2) : Status::OK();
+                                 });
+      EXPECT_OK(tape.Backward(loss));
+      std::vector<Tensor> out{y.value(), x.grad()};
+      for (Linear* l : layers) {
+        for (Parameter* q : l->Parameters()) out.push_back(q->grad());
+      }
+      return out;
+    };
+    for (bool relu_last : {true, false}) {
+      for (bool reuse_x : {false, true}) {
+        SCOPED_TRACE("n " + std::to_string(c.n) + (relu_last ? ", relu last" : ", no relu last") +
+                     (reuse_x ? ", x used twice" : ", x used once"));
+        const std::vector<Tensor> want = run(false, relu_last, reuse_x, &one);
+        for (ThreadPool* pool : {&one, &three}) {
+          const std::vector<Tensor> got = run(true, relu_last, reuse_x, pool);
+          ASSERT_EQ(got.size(), want.size());
+          for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(SameBits(got[i], want[i])) << "tensor " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(LinearTest, ReluChainRejectsLayersThatDoNotFit) {
+  Linear a("a", 4, 6, true, RngKey::FromSeed(1)), b("b", 5, 3, true, RngKey::FromSeed(2));
+  Tape tape(CpuContext(), /*training=*/true);
+  Var x(RandomTensor({2, 4}, 3), true);
+  EXPECT_ERROR_CONTAINS(LinearReluChain(tape, x, {&a, &b}, false), "LinearReluChain: b",
+                        "does not fit weight");
+  EXPECT_ERROR_CONTAINS(LinearReluChain(tape, x, {}, false), "LinearReluChain", "no layers");
 }
 
 TEST_P(LayerTest, GCNConv) {

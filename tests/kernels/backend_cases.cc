@@ -153,6 +153,26 @@ std::vector<Case> GemmCases() {
     cases.push_back(c);
   }
   {
+    // The backward through a Linear layer into the ReLU below it: the mask
+    // and the bias gradient on each tile of dY W^T; 600 columns of grad_z
+    // make two column tiles on the CPU. y is a ReLU output (exact zeros).
+    Case c;
+    c.name = "GemmReluBackward";
+    Tensor y = RandomF32({300, 600}, 36);
+    for (int64_t i = 0; i < y.numel(); ++i) y.data<float>()[i] = std::max(y.data<float>()[i], 0.0f);
+    c.inputs = {RandomF32({300, 70}, 34), RandomF32({600, 70}, 35), y};
+    c.run = [](const ExecContext& ctx, Tensors& in) -> StatusOr<Tensors> {
+      FS_ASSIGN_OR_RETURN(Tensor gz, Out(ctx, {in[0].size(0), in[1].size(0)}));
+      FS_ASSIGN_OR_RETURN(Tensor gb, Out(ctx, {in[1].size(0)}));
+      FS_RETURN_IF_ERROR(GemmReluBackward(ctx, in[0], in[1], in[2], &gz, &gb));
+      return Tensors{gz, gb};
+    };
+    // The bias gradient sums 300 rows of products: the GEMM's tolerance
+    // grown by the row count's rounding.
+    c.tol = {kGemm, Tol{1e-3, 1e-3}};
+    cases.push_back(c);
+  }
+  {
     Case c;
     c.name = "Gemm tf32";
     c.inputs = {RandomF32({128, 96}, 21), RandomF32({96, 80}, 22), RandomF32({128, 80}, 23)};

@@ -294,13 +294,19 @@ TEST(EmbeddingBagTest, RejectsBadArguments) {
   s = EmbeddingBagBackwardUpdate(ctx, p.layout, SparseOptimizerConfig{}, p.table_offsets, ids, p.offsets, Tensor(),
                                  Pooling::kSum, p.grad_out, &p.weights);
   EXPECT_EQ(s.code(), StatusCode::kOutOfRange) << s.ToString();
-  // Decreasing offsets.
+  // Decreasing offsets, twice: the message names the first decrease.
   Tensor offsets = p.offsets.Clone();
-  offsets.data<int64_t>()[2] = offsets.data<int64_t>()[1] - 1;
-  if (offsets.data<int64_t>()[2] >= 0) {
+  int64_t* o = offsets.data<int64_t>();
+  const int64_t last = offsets.size(0) - 2;
+  o[2] = o[1] - 1;
+  o[last] = o[last - 1] - 1;
+  ASSERT_GT(last, 3);
+  if (o[2] >= 0) {
     s = EmbeddingBagForward(ctx, p.layout, p.weights, p.table_offsets, p.ids, offsets, Tensor(), Pooling::kSum,
                             &out);
-    EXPECT_NE(s.message().find("must not decrease"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("must not decrease: offsets[2] = " + std::to_string(o[2]) + " < offsets[1]"),
+              std::string::npos)
+        << s.ToString();
   }
   // Wrong number of offsets for the output's shape.
   Tensor short_offsets = p.offsets.Slice(0, 0, p.offsets.size(0) - 1);

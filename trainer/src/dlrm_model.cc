@@ -45,8 +45,16 @@ StatusOr<autograd::Var> DlrmModel::Forward(autograd::Tape& tape, const autograd:
     for (int64_t i = 0; i < n; ++i) r[i] = first_row + i;
   }
   autograd::Var h = dense;
+  if (!tape.training() || config_.dropout == 0.0f) {
+    // No dropout between the layers: each MLP as one node, whose backward
+    // takes every ReLU mask on the tiles of the GEMM above it (the same
+    // bits as the layer-by-layer path below).
+    FS_ASSIGN_OR_RETURN(h, autograd::LinearReluChain(tape, h, bottom_, /*relu_last=*/true));
+    FS_ASSIGN_OR_RETURN(h, autograd::FeatureInteraction(tape, config_.interaction, config_.num_tables, h, emb));
+    return autograd::LinearReluChain(tape, h, top_, /*relu_last=*/false);
+  }
   // Linear + ReLU as one node each (ForwardRelu: the same bits, one pass
-  // fewer each way).
+  // fewer each way), dropout after each.
   for (autograd::Linear* layer : bottom_) {
     FS_ASSIGN_OR_RETURN(h, layer->ForwardRelu(tape, h));
     FS_ASSIGN_OR_RETURN(h, autograd::Dropout(tape, h, config_.dropout, rows));

@@ -12,27 +12,6 @@
 
 namespace foresight::kernels::cpu {
 
-namespace {
-
-// ReLU and its gradient, branch-free: o[i] = x[i] > 0 ? v[i] : 0 with v = x
-// (forward) or v = grad (backward). The sign of an activation is random,
-// so a branch per element mispredicts about half the time: the backward
-// pass ran at a fraction of the memory rate (it took longer than the
-// dropout forward, Philox included).
-void ReluSelect(const float* x, const float* v, float* o, int64_t s, int64_t e) {
-  int64_t i = s;
-#if defined(__AVX2__)
-  const __m256 zero = _mm256_setzero_ps();
-  for (; i + 8 <= e; i += 8) {
-    const __m256 pos = _mm256_cmp_ps(_mm256_loadu_ps(x + i), zero, _CMP_GT_OQ);
-    _mm256_storeu_ps(o + i, _mm256_and_ps(pos, _mm256_loadu_ps(v + i)));
-  }
-#endif
-  for (; i < e; ++i) o[i] = x[i] > 0.0f ? v[i] : 0.0f;
-}
-
-}  // namespace
-
 Status Activate(const ExecContext& ctx, Activation act, float param, const Tensor& x, Tensor* out) {
   const float* px = x.data<float>();
   float* po = out->data<float>();

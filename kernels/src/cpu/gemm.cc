@@ -6,9 +6,11 @@
 // count only, never of the pool's thread count: results are identical for
 // any number of threads (GemmTest checks the bits from 1 to 16).
 #include <algorithm>
+#include <vector>
 
 #include "bias_rows.h"
 #include "cpu_ops.h"
+#include "row_sums.h"
 #include "sgemm.h"
 
 namespace foresight::kernels::cpu {
@@ -130,6 +132,55 @@ Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const 
                        }
                      }
                    });
+}
+
+// The ReLU backward of the layer below on each tile of dY W^T, while the tile
+// is in this core's cache: the separate ReluBackwardSumRows pass read dX and
+// y again and wrote grad_z, all from L3 (2048 x 512 floats at the DLRM
+// step's widest layers), in a pool round of its own. The select is exact,
+// so grad_z is that pass's bits. The bias gradient keeps SumRows' order
+// (chunks of RowGrain(f) rows, each summed from 0.0f in row order, then the
+// chunks' partials in chunk order): when every row tile starts on a chunk
+// boundary (the DLRM step's shapes: 512-row tiles, 32- and 64-row chunks),
+// each tile adds its rows into its chunks' partials in the epilogue; when
+// one does not, the same chunk sums run as a second pass over grad_z. The
+// bits are the same either way (GemmReluBackwardTest checks both).
+Status GemmReluBackward(const ExecContext& ctx, const Tensor& grad_y, const Tensor& w, const Tensor& y,
+                        Tensor* grad_z, Tensor* grad_bias) {
+  const int64_t m = grad_z->size(0), f = grad_z->size(1), k = grad_y.size(1);
+  float* pz = grad_z->data<float>();
+  const float* py = y.data<float>();
+  const int64_t grain = RowGrain(f);
+  // k == 0 hands the epilogue blocks of RowGrain(f) rows: chunk-aligned too.
+  bool sum_in_tiles = grad_bias != nullptr && m > 0 && f > 0;
+  if (sum_in_tiles && k > 0) {
+    const GemmTiles tiles = PlanTiles(m, f, k);
+    sum_in_tiles = tiles.tiles_m == 1 || tiles.tile_m % grain == 0;
+  }
+  const int64_t chunks = ThreadPool::NumChunks(m, grain);
+  std::vector<float> partial(sum_in_tiles ? static_cast<size_t>(chunks * f) : 0, 0.0f);
+  FS_RETURN_IF_ERROR(TiledGemm(ctx, "GemmReluBackward", grad_y, false, w, true, 1.0f, 0.0f, grad_z,
+                               [&](int64_t r0, int64_t c0, int64_t rows, int64_t cols) {
+                                 for (int64_t r = r0; r < r0 + rows; ++r) {
+                                   float* row = pz + r * f + c0;
+                                   ReluSelect(py + r * f + c0, row, row, 0, cols);
+                                   if (!sum_in_tiles) continue;
+                                   float* acc = partial.data() + (r / grain) * f + c0;
+                                   for (int64_t j = 0; j < cols; ++j) acc[j] += row[j];
+                                 }
+                               }));
+  if (grad_bias == nullptr) return Status::OK();
+  float* out = grad_bias->data<float>();
+  if (!sum_in_tiles) {
+    SumRowsInChunks(ctx, m, f, out, [&](int64_t r) { return pz + r * f; });
+    return Status::OK();
+  }
+  std::fill(out, out + f, 0.0f);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const float* acc = partial.data() + c * f;
+    for (int64_t j = 0; j < f; ++j) out[j] += acc[j];
+  }
+  return Status::OK();
 }
 
 }  // namespace foresight::kernels::cpu

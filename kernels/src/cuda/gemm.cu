@@ -83,4 +83,13 @@ Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const 
   return relu ? cuda::AddBiasRelu(ctx, *y, bias, y) : cuda::AddBias(ctx, *y, bias, y);
 }
 
+// cuBLAS's product, then the pass the CPU's epilogue equals
+// (ReluBackwardSumRows, in place: its select reads each element before
+// writing it).
+Status GemmReluBackward(const ExecContext& ctx, const Tensor& grad_y, const Tensor& w, const Tensor& y,
+                        Tensor* grad_z, Tensor* grad_bias) {
+  FS_RETURN_IF_ERROR(cuda::Gemm(ctx, grad_y, false, w, true, 1.0f, 0.0f, grad_z));
+  return cuda::ReluBackwardSumRows(ctx, y, *grad_z, grad_z, grad_bias);
+}
+
 }  // namespace foresight::kernels::cuda

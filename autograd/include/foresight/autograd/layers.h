@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "foresight/autograd/functional.h"
 #include "foresight/autograd/graph_block.h"
@@ -26,6 +27,15 @@ class Linear : public Module {
   Parameter* weight_;
   Parameter* bias_ = nullptr;
 };
+
+// x through `layers` in turn, ReLU after each (after the last one too when
+// relu_last), as one tape node: the same bits as ForwardRelu (and Forward
+// for a last layer without ReLU) layer by layer. The backward takes each
+// ReLU's mask and its layer's bias gradient on the tiles of the GEMM that
+// produces that gradient (kernels::GemmReluBackward) instead of a pass of
+// their own, and keeps no gradient for the hidden activations. For MLPs
+// without dropout between their layers (DLRM's bottom and top MLPs).
+StatusOr<Var> LinearReluChain(Tape& tape, const Var& x, const std::vector<Linear*>& layers, bool relu_last);
 
 // GraphSAGE with mean aggregation (Hamilton et al.):
 // h_v = x_v W_self + mean_{u in N(v)} x_u W_neigh + b. x has num_src rows;

@@ -30,6 +30,16 @@ Status Gemm(const ExecContext& ctx, const Tensor& a, bool trans_a, const Tensor&
 // (alpha 1, beta 0) then AddBias, or AddBiasRelu. The CPU adds the bias to
 // each tile of y right after the tile's product, while it is in cache.
 Status GemmBias(const ExecContext& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, bool relu, Tensor* y);
+// The backward through a Linear layer into the ReLU below it, for
+// y = relu(z) feeding that layer (z = x' w' + b' of the layer below):
+// grad_z = y > 0 ? grad_y w^T : 0, and, when grad_bias is not null, the
+// column sums of grad_z (the lower layer's bias gradient). grad_y [N, M],
+// w [K, M], y and grad_z [N, K] contiguous (grad_z not aliasing the
+// others), grad_bias [K]. The same bits as Gemm (grad_y, w^T, beta 0) then
+// ReluBackwardSumRows. The CPU applies the mask (and sums the bias
+// gradient) on each tile of the product while it is in cache.
+Status GemmReluBackward(const ExecContext& ctx, const Tensor& grad_y, const Tensor& w, const Tensor& y,
+                        Tensor* grad_z, Tensor* grad_bias);
 
 // ---- rows ----
 
