@@ -84,6 +84,8 @@ BENCHMARK(BM_Gemm)
     ->Args({24000, 128, 256, 0, 2})
     ->Args({10240, 256, 256, 0, 2})
     ->Args({256, 24000, 256, 1, 2})  // weight gradient: x^T @ grad
+    ->Args({5800, 128, 256, 0, 1})   // the speed run's layer 0 (5,800 destinations a batch): forward
+    ->Args({128, 5800, 256, 1, 1})   // and its weight gradients x^T dY
     ->Unit(benchmark::kMillisecond);
 
 // Layer 0's mean aggregation in the speed run: 6,000 destinations, about
@@ -131,23 +133,37 @@ BENCHMARK(BM_GatherAndInputDropout)->ArgsProduct({{0, 1}, {1, 2}})->Unit(benchma
 
 // The speed run's whole feature table (1M x 128 f32, 512 MB: beyond even a
 // 260 MB L3) and a batch's 30k random input rows, gathered as the direct
-// path gathers them with --input-dropout 0. Arg: threads.
+// path gathers them with --input-dropout 0. Args: threads; id sets (1: the
+// same 30k ids every iteration, so after the first the 15 MB of rows are
+// L3 hits; 32: a new set each iteration from 32 drawn up front, 480 MB of
+// rows between two uses of one set, so rows come from DRAM as in training,
+// where each batch draws new rows); sorted (1: each set in ascending id
+// order, as the direct path reads them by position order only).
 void BM_GatherRowsSpeedRunTable(benchmark::State& state) {
   const int64_t rows = 1 << 20, f = 128, n = 30000;
+  const int64_t sets = state.range(1);
   ThreadPool pool(static_cast<int>(state.range(0)));
   const ExecContext ctx = CpuContext(7, &pool);
   const Tensor table = Random({rows, f}, 4);
-  Tensor ids = Tensor::Empty({n}, DType::kI64);
+  std::vector<Tensor> ids;
   std::mt19937_64 rng(5);
-  for (int64_t i = 0; i < n; ++i) ids.data<int64_t>()[i] = static_cast<int64_t>(rng() % rows);
+  for (int64_t s = 0; s < sets; ++s) {
+    ids.push_back(Tensor::Empty({n}, DType::kI64));
+    int64_t* p = ids.back().data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(rng() % rows);
+    if (state.range(2) != 0) std::sort(p, p + n);
+  }
   Tensor x = Tensor::Empty({n, f}, DType::kF32);
+  int64_t it = 0;
   for (auto _ : state) {
-    if (!GatherRows(ctx, table, ids, &x).ok()) state.SkipWithError("GatherRows failed");
+    if (!GatherRows(ctx, table, ids[static_cast<size_t>(it++ % sets)], &x).ok()) {
+      state.SkipWithError("GatherRows failed");
+    }
     benchmark::DoNotOptimize(x.raw_data());
   }
   state.SetBytesProcessed(state.iterations() * n * f * 4);
 }
-BENCHMARK(BM_GatherRowsSpeedRunTable)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GatherRowsSpeedRunTable)->ArgsProduct({{1, 2}, {1, 32}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 // Layer 0's output of the speed run ([6000, 256]) through ReLU and layer
 // 1's dropout, forward and backward. Arg: fused (1: ReluDropoutRows and one
