@@ -28,26 +28,6 @@ inline void PrefetchRow(const float* row, int64_t f) {
   for (int64_t j = 0; j < f; j += 16) __builtin_prefetch(row + j);
 }
 
-// o += we * r (just r when !weighted) over f floats; the first term of a
-// sum is written as 0 + term instead: the bits of zero-filling o and then
-// adding (0 + -0 is +0, which is why it is not a plain copy) without the
-// fill's extra pass over o (the backward's zeroing of grad_x was 1.4% of
-// the speed run's CPU).
-inline void AccumulateRow(bool first, bool weighted, float we, const float* __restrict r, int64_t f,
-                          float* __restrict o) {
-  if (first) {
-    if (weighted) {
-      for (int64_t j = 0; j < f; ++j) o[j] = 0.0f + we * r[j];
-    } else {
-      for (int64_t j = 0; j < f; ++j) o[j] = 0.0f + r[j];
-    }
-  } else if (weighted) {
-    for (int64_t j = 0; j < f; ++j) o[j] += we * r[j];
-  } else {
-    for (int64_t j = 0; j < f; ++j) o[j] += r[j];
-  }
-}
-
 template <typename I>
 void SpmmSumMean(const ExecContext& ctx, const Csr& csr, bool mean, const Tensor& x, Tensor* out) {
   const int64_t num_dst = csr.num_dst(), f = x.size(1);
@@ -60,13 +40,17 @@ void SpmmSumMean(const ExecContext& ctx, const Csr& csr, bool mean, const Tensor
     const int64_t e_end = ip[v1];  // the chunk's last edge + 1: prefetches run across destinations
     for (int64_t v = v0; v < v1; ++v) {
       float* __restrict o = po + v * f;
+      std::fill(o, o + f, 0.0f);
       const int64_t e0 = ip[v], e1 = ip[v + 1];
-      if (e0 == e1) std::fill(o, o + f, 0.0f);
       for (int64_t e = e0; e < e1; ++e) {
         const float* __restrict xr = px + static_cast<int64_t>(idx[e]) * f;
         if (e + kRowsAhead < e_end) PrefetchRow(px + static_cast<int64_t>(idx[e + kRowsAhead]) * f, f);
-        const float we = w != nullptr ? w[e] : 1.0f;
-        AccumulateRow(e == e0, w != nullptr, we, xr, f, o);
+        if (w != nullptr) {
+          const float we = w[e];
+          for (int64_t j = 0; j < f; ++j) o[j] += we * xr[j];
+        } else {
+          for (int64_t j = 0; j < f; ++j) o[j] += xr[j];
+        }
       }
       if (mean && e1 > e0) {
         const float deg = static_cast<float>(e1 - e0);
@@ -152,15 +136,18 @@ void BackwardSumMean(const ExecContext& ctx, const Csr& csr, const Csr& csr_t, c
   ctx.pool->ParallelFor(num_src, DstGrain(num_src, csr.num_edges(), f), [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       float* __restrict g = px + u * f;
-      const int64_t k0 = tp[u], k1 = tp[u + 1];
-      if (k0 == k1) std::fill(g, g + f, 0.0f);
-      for (int64_t k = k0; k < k1; ++k) {
+      std::fill(g, g + f, 0.0f);
+      const int64_t k1 = tp[u + 1];
+      for (int64_t k = tp[u]; k < k1; ++k) {
         const int64_t v = static_cast<int64_t>(tidx[k]);
         const float* __restrict go = pg + v * f;
         if (k + 1 < k1) __builtin_prefetch(pg + static_cast<int64_t>(tidx[k + 1]) * f);
-        const bool weighted = w != nullptr || mean;
-        const float we = !weighted ? 1.0f : mean ? 1.0f / static_cast<float>(ip[v + 1] - ip[v]) : w[perm[k]];
-        AccumulateRow(k == k0, weighted, we, go, f, g);
+        if (w != nullptr || mean) {
+          const float we = mean ? 1.0f / static_cast<float>(ip[v + 1] - ip[v]) : w[perm[k]];
+          for (int64_t j = 0; j < f; ++j) g[j] += we * go[j];
+        } else {
+          for (int64_t j = 0; j < f; ++j) g[j] += go[j];
+        }
       }
     }
   });
