@@ -84,7 +84,38 @@ BENCHMARK(BM_Gemm)
     ->Args({24000, 128, 256, 0, 2})
     ->Args({10240, 256, 256, 0, 2})
     ->Args({256, 24000, 256, 1, 2})  // weight gradient: x^T @ grad
+    ->Args({5800, 128, 256, 0, 1})   // the speed run's layer 0 (5,800 destinations a batch): forward
+    ->Args({128, 5800, 256, 1, 1})   // and its weight gradients x^T dY
     ->Unit(benchmark::kMillisecond);
+
+// SAGEConv's layer-0 forward in the speed run (5,800 destinations, 128
+// features in, 256 out) as LinearPairOp computes it: the self product and
+// its bias, then the neighbour product accumulated (GEMM beta 1). Args:
+// fused (1: GemmBias, the bias in each tile's epilogue; 0: Gemm, then an
+// AddBias pass over y), threads.
+void BM_SagePairForwardLayer0(benchmark::State& state) {
+  const bool fused = state.range(0) != 0;
+  const int64_t n = 5800, in = 128, out = 256;
+  ThreadPool pool(static_cast<int>(state.range(1)));
+  const ExecContext ctx = CpuContext(0, &pool);
+  const Tensor x = Random({n, in}, 11), agg = Random({n, in}, 12);
+  const Tensor w_self = Random({in, out}, 13), w_neigh = Random({in, out}, 14), bias = Random({out}, 15);
+  Tensor y = Tensor::Empty({n, out}, DType::kF32);
+  for (auto _ : state) {
+    bool ok = true;
+    if (fused) {
+      ok = ok && GemmBias(ctx, x, w_self, bias, /*relu=*/false, &y).ok();
+    } else {
+      ok = ok && Gemm(ctx, x, false, w_self, false, 1.0f, 0.0f, &y).ok();
+      ok = ok && AddBias(ctx, y, bias, &y).ok();
+    }
+    ok = ok && Gemm(ctx, agg, false, w_neigh, false, 1.0f, 1.0f, &y).ok();
+    if (!ok) state.SkipWithError("a GEMM or AddBias failed");
+    benchmark::DoNotOptimize(y.raw_data());
+  }
+  state.SetLabel(fused ? "GemmBias + Gemm(beta 1)" : "Gemm + AddBias + Gemm(beta 1)");
+}
+BENCHMARK(BM_SagePairForwardLayer0)->ArgsProduct({{0, 1}, {1}})->Unit(benchmark::kMillisecond);
 
 // Layer 0's mean aggregation in the speed run: 6,000 destinations, about
 // 8.5 sampled in-edges each, from 31,000 sources of 128 f32 (16 MB): the
@@ -102,52 +133,70 @@ void BM_SpmmMeanSpeedRunLayer0(benchmark::State& state) {
 }
 BENCHMARK(BM_SpmmMeanSpeedRunLayer0)->Arg(1)->Unit(benchmark::kMillisecond);
 
-// The speed run's input rows: 31k random rows of a 256K x 128 f32 table
-// (128 MB, far beyond the caches, as the 512 MB of features), then the
-// first layer's dropout keyed by the rows' ids. Arg: fused (1: one
-// GatherRowsDropout; 0: GatherRows, then DropoutRows), threads.
+// The speed run's whole feature table (1M x 128 f32, 512 MB: beyond even a
+// 260 MB L3) and `sets` sets of a batch's 30k random input rows (each
+// sorted by id when `sorted`). One set reused every iteration is L3-resident
+// after the first (15 MB of rows); 32 sets put 480 MB of rows between two
+// uses of one, so rows come from DRAM as in training, where every batch
+// draws new rows.
+struct SpeedRunRows {
+  Tensor table;
+  std::vector<Tensor> ids;
+};
+
+SpeedRunRows MakeSpeedRunRows(int64_t sets, bool sorted) {
+  const int64_t rows = 1 << 20, f = 128, n = 30000;
+  SpeedRunRows r{Random({rows, f}, 4), {}};
+  std::mt19937_64 rng(5);
+  for (int64_t s = 0; s < sets; ++s) {
+    r.ids.push_back(Tensor::Empty({n}, DType::kI64));
+    int64_t* p = r.ids.back().data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(rng() % rows);
+    if (sorted) std::sort(p, p + n);
+  }
+  return r;
+}
+
+// The input rows gathered and dropped out (p 0.5) as the direct path does
+// by default, keyed by the rows' ids. Args: fused (1: one
+// GatherRowsDropout; 0: GatherRows, then DropoutRows), threads, id sets.
 void BM_GatherAndInputDropout(benchmark::State& state) {
   const bool fused = state.range(0) != 0;
-  const int64_t rows = 262144, f = 128, n = 31000;
   ThreadPool pool(static_cast<int>(state.range(1)));
   const ExecContext ctx = CpuContext(7, &pool);
-  const Tensor table = Random({rows, f}, 4);
-  Tensor ids = Tensor::Empty({n}, DType::kI64);
-  std::mt19937_64 rng(5);
-  for (int64_t i = 0; i < n; ++i) ids.data<int64_t>()[i] = static_cast<int64_t>(rng() % rows);
+  const SpeedRunRows r = MakeSpeedRunRows(state.range(2), /*sorted=*/false);
+  const int64_t n = r.ids[0].size(0), f = r.table.size(1);
   Tensor x = Tensor::Empty({n, f}, DType::kF32), y = Tensor::Empty({n, f}, DType::kF32);
+  size_t it = 0;
   for (auto _ : state) {
+    const Tensor& ids = r.ids[it++ % r.ids.size()];
     if (fused) {
-      if (!GatherRowsDropout(ctx, 0.5f, table, ids, &y).ok()) state.SkipWithError("GatherRowsDropout failed");
+      if (!GatherRowsDropout(ctx, 0.5f, r.table, ids, &y).ok()) state.SkipWithError("GatherRowsDropout failed");
     } else {
-      if (!GatherRows(ctx, table, ids, &x).ok()) state.SkipWithError("GatherRows failed");
+      if (!GatherRows(ctx, r.table, ids, &x).ok()) state.SkipWithError("GatherRows failed");
       if (!DropoutRows(ctx, 0.5f, x, ids, &y, nullptr).ok()) state.SkipWithError("DropoutRows failed");
     }
     benchmark::DoNotOptimize(y.raw_data());
   }
   state.SetLabel(fused ? "GatherRowsDropout" : "GatherRows + DropoutRows");
 }
-BENCHMARK(BM_GatherAndInputDropout)->ArgsProduct({{0, 1}, {1, 2}})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GatherAndInputDropout)->ArgsProduct({{0, 1}, {1, 2}, {1, 32}})->Unit(benchmark::kMillisecond);
 
-// The speed run's whole feature table (1M x 128 f32, 512 MB: beyond even a
-// 260 MB L3) and a batch's 30k random input rows, gathered as the direct
-// path gathers them with --input-dropout 0. Arg: threads.
+// The speed-run rows (MakeSpeedRunRows) gathered as the direct path
+// gathers them with --input-dropout 0. Args: threads, id sets, sorted.
 void BM_GatherRowsSpeedRunTable(benchmark::State& state) {
-  const int64_t rows = 1 << 20, f = 128, n = 30000;
   ThreadPool pool(static_cast<int>(state.range(0)));
   const ExecContext ctx = CpuContext(7, &pool);
-  const Tensor table = Random({rows, f}, 4);
-  Tensor ids = Tensor::Empty({n}, DType::kI64);
-  std::mt19937_64 rng(5);
-  for (int64_t i = 0; i < n; ++i) ids.data<int64_t>()[i] = static_cast<int64_t>(rng() % rows);
-  Tensor x = Tensor::Empty({n, f}, DType::kF32);
+  const SpeedRunRows r = MakeSpeedRunRows(state.range(1), state.range(2) != 0);
+  Tensor x = Tensor::Empty({r.ids[0].size(0), r.table.size(1)}, DType::kF32);
+  size_t it = 0;
   for (auto _ : state) {
-    if (!GatherRows(ctx, table, ids, &x).ok()) state.SkipWithError("GatherRows failed");
+    if (!GatherRows(ctx, r.table, r.ids[it++ % r.ids.size()], &x).ok()) state.SkipWithError("GatherRows failed");
     benchmark::DoNotOptimize(x.raw_data());
   }
-  state.SetBytesProcessed(state.iterations() * n * f * 4);
+  state.SetBytesProcessed(state.iterations() * x.nbytes());
 }
-BENCHMARK(BM_GatherRowsSpeedRunTable)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GatherRowsSpeedRunTable)->ArgsProduct({{1, 2}, {1, 32}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 // Layer 0's output of the speed run ([6000, 256]) through ReLU and layer
 // 1's dropout, forward and backward. Arg: fused (1: ReluDropoutRows and one

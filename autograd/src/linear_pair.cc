@@ -55,8 +55,13 @@ StatusOr<Var> LinearPairOp(Tape& tape, const Var& x1, const Var& w1, const Var& 
   const Device device = x1.value().device();
   const Shape out_shape{s1[0], w1.shape()[1]};
   FS_ASSIGN_OR_RETURN(Tensor y, EmptyF32(device, out_shape));
-  FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x1.value(), false, w1.value(), false, 1.0f, 0.0f, &y));
-  if (has_bias) FS_RETURN_IF_ERROR(kernels::AddBias(ctx, y, bias.value(), &y));
+  if (has_bias) {
+    // The bias joins each tile of y while it is in cache (GemmBias: the
+    // bits of Gemm then AddBias, without AddBias's pass over all of y).
+    FS_RETURN_IF_ERROR(kernels::GemmBias(ctx, x1.value(), w1.value(), bias.value(), /*relu=*/false, &y));
+  } else {
+    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x1.value(), false, w1.value(), false, 1.0f, 0.0f, &y));
+  }
   if (s2[1] <= kAccumulateMaxK && s2[0] > 1) {
     FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x2.value(), false, w2.value(), false, 1.0f, 1.0f, &y));
   } else {

@@ -252,8 +252,10 @@ void ThreadPool::ParallelForChunks(int64_t n, int64_t grain,
   const int64_t chunks = NumChunks(n, grain);
   if (chunks == 1 || workers_.empty() || InWorker()) {
     const bool lend = InWorker();
-    if (lend && chunks > 1 && tls_in_step && !tls_lending && helpers_waiting_.load() > 0) {
-      SharedStepLoop(n, grain, chunks, fn);  // a helper waits: open the step's loop to it
+    if (lend && chunks > 1 && tls_in_step && !tls_lending) {
+      // Open to helpers, those waiting now and those that start to wait
+      // while it runs (thread_pool.h, "Helpers").
+      SharedStepLoop(n, grain, chunks, fn);
       return;
     }
     for (int64_t c = 0; c < chunks; ++c) {

@@ -242,6 +242,39 @@ TEST(ThreadPool, AStepsLoopOpensToAWaitingHelper) {
   EXPECT_EQ(pool.helped_tasks(), 0);
 }
 
+// A helper that starts to wait while a worker's step loop is already
+// running still joins it: chunk 0 (run first, by the worker, before any
+// helper waits) lets the helper in, then waits until another chunk has run
+// on another thread. A loop opened only to helpers waiting when it starts
+// ran inline on the worker alone, and chunk 0 waited in vain.
+TEST(ThreadPool, AStepsLoopOpensToAHelperThatArrivesWhileItRuns) {
+  ThreadPool pool(2);
+  std::atomic<bool> loop_started{false}, other_chunk_done{false}, step_done{false}, chunk0_saw_other{false};
+  std::vector<std::atomic<int>> ran(8);
+  std::thread::id worker_id;
+  std::future<void> step = pool.Submit([&] {
+    worker_id = std::this_thread::get_id();
+    pool.ParallelForChunks(8, 1, [&](int64_t c, int64_t, int64_t) {
+      ran[c]++;
+      if (c == 0) {
+        loop_started = true;
+        chunk0_saw_other = WaitFor(other_chunk_done);
+      } else if (std::this_thread::get_id() != worker_id) {
+        other_chunk_done = true;
+      }
+    });
+    step_done = true;
+    pool.Wake();
+  });
+  ASSERT_TRUE(WaitFor(loop_started));  // the loop runs, and no helper waited when it started
+  std::thread helper([&] { pool.HelpUntil([&] { return step_done.load(); }); });
+  helper.join();
+  step.get();
+  EXPECT_TRUE(chunk0_saw_other.load()) << "the late helper ran no chunk of the step's loop";
+  for (int c = 0; c < 8; ++c) EXPECT_EQ(ran[c].load(), 1) << "chunk " << c;
+  EXPECT_GE(pool.helped_chunks(), 1);
+}
+
 // Wake() reaches a helper wherever it is in its wait (checking ready(),
 // spinning, asleep), with or without workers and with more threads than
 // CPUs (no spinning): no wake-up is lost, so every round ends.

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -125,6 +127,51 @@ TEST(SpmmTest, EmptyRowsGiveZeroAndArgmaxMinusOne) {
       for (int64_t j = 0; j < 4; ++j) {
         EXPECT_EQ(gx.data<float>()[j], 0.0f);
         EXPECT_EQ(gx.data<float>()[8 + j], 1.0f);
+      }
+    }
+  }
+}
+
+// Sum and mean start each destination from +0 and add its sources in edge
+// order, bit for bit a serial float loop: in particular a column whose
+// terms are all -0 sums to +0 (0 + -0), not -0, which a kernel that copies
+// the first term instead of adding it to zero would give. The backward's
+// gradient rows start from +0 the same way.
+TEST(SpmmTest, SumsStartFromPositiveZeroInEdgeOrder) {
+  test::TwoPools pools;
+  const int64_t num_dst = 60, num_src = 90, f = 16;
+  const auto g = test::RandomRefCsr(num_dst, num_src, 6, 3);
+  Csr csr = test::FromRef(g, DType::kI64);
+  Csr csr_t;
+  Tensor perm;
+  ASSERT_OK(TransposeCsr(pools.ctx1, csr, &csr_t, &perm));
+  Tensor x = RandomF32({num_src, f}, 2);
+  Tensor go = RandomF32({num_dst, f}, 3);
+  for (int64_t u = 0; u < num_src; ++u) x.data<float>()[u * f] = -0.0f;  // column 0: all -0
+  for (int64_t v = 0; v < num_dst; ++v) go.data<float>()[v * f] = -0.0f;
+  for (Reduce r : {Reduce::kSum, Reduce::kMean}) {
+    SCOPED_TRACE(ReduceName(r));
+    for (const ExecContext* ctx : {&pools.ctx1, &pools.ctx3}) {
+      Tensor out = Tensor::Empty({num_dst, f}, DType::kF32);
+      ASSERT_OK(Spmm(*ctx, csr, r, x, &out, nullptr));
+      for (int64_t v = 0; v < num_dst; ++v) {
+        const int64_t e0 = g.indptr[v], e1 = g.indptr[v + 1];
+        for (int64_t j = 0; j < f; ++j) {
+          float want = 0.0f;
+          for (int64_t e = e0; e < e1; ++e) want += x.data<float>()[g.indices[e] * f + j];
+          if (r == Reduce::kMean && e1 > e0) want /= static_cast<float>(e1 - e0);
+          const float got = out.data<float>()[v * f + j];
+          ASSERT_EQ(std::memcmp(&got, &want, sizeof(float)), 0) << "dst " << v << " column " << j << ": got " << got
+                                                                << " (signbit " << std::signbit(got) << "), want "
+                                                                << want;
+        }
+      }
+      Tensor gx = Tensor::Empty({num_src, f}, DType::kF32);
+      ASSERT_OK(SpmmBackward(*ctx, csr, csr_t, perm, r, go, Tensor(), &gx));
+      for (int64_t u = 0; u < num_src; ++u) {
+        const float got = gx.data<float>()[u * f];
+        EXPECT_EQ(got, 0.0f) << "source " << u;
+        EXPECT_FALSE(std::signbit(got)) << "source " << u << ": its gradient's column 0 (all -0 terms) is -0";
       }
     }
   }

@@ -35,10 +35,15 @@
 // pipeline step (sampling, the row gather) while the training step's
 // thread sat waiting for batches, so the process kept about 1.6 of its 2
 // cores busy (bench/RESULTS.md, issue 19). A worker's loop inside a step
-// runs inline as before unless a helper is waiting when it starts; then
-// it is opened to helpers (chunks claimed by whoever comes, the worker
-// still lending itself between its own chunks), so results are unchanged:
-// chunking never depends on which thread runs a chunk.
+// is opened to helpers (chunks claimed by whoever comes, the worker still
+// lending itself between its own chunks), so results are unchanged:
+// chunking never depends on which thread runs a chunk. It is opened when
+// it starts, whether or not a helper waits then, so that a thread that
+// starts to wait while the loop runs joins it at its next chunk: opened
+// only to helpers already waiting, the training step's thread, which
+// mostly starts to wait for its next batch while the worker is inside that
+// batch's row gather (one loop), slept until the gather ended, about a
+// fifth of its time in the speed run (bench/RESULTS.md, session 18).
 #pragma once
 
 #include <atomic>
