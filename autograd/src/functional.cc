@@ -22,18 +22,22 @@ Status CheckMatrix(const Var& v, const std::string& op, const char* what) {
   return Status::OK();
 }
 
-Status LinearBranchBackward(const ExecContext& ctx, const Var& x, const Var& w, const Tensor& gy) {
+Status LinearWeightGrad(const ExecContext& ctx, const Tensor& x, const Var& w, const Tensor& gy) {
+  if (!w.requires_grad()) return Status::OK();
   float beta;
   Tensor g;
+  FS_RETURN_IF_ERROR(GradWithBeta(w, &g, &beta));
+  return kernels::Gemm(ctx, x, true, gy, false, 1.0f, beta, &g);
+}
+
+Status LinearBranchBackward(const ExecContext& ctx, const Var& x, const Var& w, const Tensor& gy) {
   if (x.requires_grad()) {  // dX = dY W^T
+    float beta;
+    Tensor g;
     FS_RETURN_IF_ERROR(GradWithBeta(x, &g, &beta));
     FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gy, false, w.value(), true, 1.0f, beta, &g));
   }
-  if (w.requires_grad()) {  // dW = X^T dY
-    FS_RETURN_IF_ERROR(GradWithBeta(w, &g, &beta));
-    FS_RETURN_IF_ERROR(kernels::Gemm(ctx, x.value(), true, gy, false, 1.0f, beta, &g));
-  }
-  return Status::OK();
+  return LinearWeightGrad(ctx, x.value(), w, gy);
 }
 
 // x [N, K], w [K, M], bias undefined or [M].

@@ -43,6 +43,9 @@ inline Status GradWithBeta(const Var& v, Tensor* g, float* beta) {
 // The backward of y = x w for one (x, w) pair, on dY itself: dX = dY W^T
 // and dW = X^T dY, each into its gradient (overwritten when new).
 Status LinearBranchBackward(const ExecContext& ctx, const Var& x, const Var& w, const Tensor& gy);
+// Its dW half alone, for x's value: dW = X^T dY into w's gradient (nothing
+// when w takes none).
+Status LinearWeightGrad(const ExecContext& ctx, const Tensor& x, const Var& w, const Tensor& gy);
 
 // An f32 matrix check whose message names the op and the argument.
 Status CheckMatrix(const Var& v, const std::string& op, const char* what);

@@ -17,7 +17,8 @@ namespace foresight::autograd {
 
 using internal::AccumulateWith;
 using internal::EmptyF32;
-using internal::GradWithBeta;
+using internal::LinearBranchBackward;
+using internal::LinearWeightGrad;
 
 namespace {
 
@@ -27,15 +28,6 @@ template <typename Kernel>
 Status WithBiasGrad(const ExecContext& ctx, const Var& b, Kernel&& kernel) {
   if (!b.requires_grad()) return kernel(nullptr);
   return AccumulateWith(ctx, b, [&](Tensor* gb) { return kernel(gb); });
-}
-
-// dW = X^T dZ into w's gradient.
-Status WeightGrad(const ExecContext& ctx, const Tensor& x, const Var& w, const Tensor& gz) {
-  if (!w.requires_grad()) return Status::OK();
-  float beta;
-  Tensor g;
-  FS_RETURN_IF_ERROR(GradWithBeta(w, &g, &beta));
-  return kernels::Gemm(ctx, x, true, gz, false, 1.0f, beta, &g);
 }
 
 }  // namespace
@@ -76,17 +68,9 @@ StatusOr<Var> LinearReluChain(Tape& tape, const Var& x, const std::vector<Linear
     } else if (bs[last].requires_grad()) {
       FS_RETURN_IF_ERROR(AccumulateWith(ctx, bs[last], [&](Tensor* gb) { return kernels::SumRows(ctx, gy, gb); }));
     }
-    for (size_t l = last + 1; l-- > 0;) {
-      const Tensor& in = l == 0 ? x.value() : outs[l - 1];
-      FS_RETURN_IF_ERROR(WeightGrad(ctx, in, ws[l], gz));
-      if (l == 0) {
-        if (!x.requires_grad()) break;
-        float beta;
-        Tensor g;
-        FS_RETURN_IF_ERROR(GradWithBeta(x, &g, &beta));
-        FS_RETURN_IF_ERROR(kernels::Gemm(ctx, gz, false, ws[0].value(), true, 1.0f, beta, &g));
-        break;
-      }
+    for (size_t l = last; l > 0; --l) {
+      const Tensor& in = outs[l - 1];
+      FS_RETURN_IF_ERROR(LinearWeightGrad(ctx, in, ws[l], gz));
       // The layer below's pre-activation gradient, masked (and its bias
       // gradient summed) on the tiles of dZ W^T.
       FS_ASSIGN_OR_RETURN(Tensor below, EmptyF32(in.device(), in.shape()));
@@ -95,7 +79,8 @@ StatusOr<Var> LinearReluChain(Tape& tape, const Var& x, const std::vector<Linear
       }));
       gz = below;
     }
-    return Status::OK();
+    // The first layer's input is a Var of its own: dX and dW as Linear's.
+    return LinearBranchBackward(ctx, x, ws[0], gz);
   });
 }
 
