@@ -24,6 +24,15 @@ struct InputBuffers::Pool {
   void GiveBack(void* data, size_t bytes) {
     std::lock_guard<std::mutex> lock(mu);
     free.push_back({data, bytes});
+  }  // A new block for x of `need` bytes (plus an eighth: only the pages
+  // written become resident), counted in stats.blocks.
+  StatusOr<Block> NewBlock(size_t need, int64_t rows) {
+    const size_t bytes = need + need / 8;
+    StatusOr<void*> p = UncachedHostAllocator()->Allocate(bytes == 0 ? sizeof(float) : bytes);
+    if (!p.ok()) return p.status().WithContext("batch input x of " + std::to_string(rows) + " rows");
+    std::lock_guard<std::mutex> lock(mu);
+    ++stats.blocks;
+    return Block{*p, bytes};
   }
 };
 
@@ -60,12 +69,7 @@ StatusOr<Tensor> InputBuffers::Take(int64_t rows, int64_t width) {
     }
   }
   if (block.data == nullptr) {
-    block.bytes = need + need / 8;
-    StatusOr<void*> p = UncachedHostAllocator()->Allocate(block.bytes == 0 ? sizeof(float) : block.bytes);
-    if (!p.ok()) return p.status().WithContext("batch input x of " + std::to_string(rows) + " rows");
-    block.data = *p;
-    std::lock_guard<std::mutex> lock(pool_->mu);
-    ++pool_->stats.blocks;
+    FS_ASSIGN_OR_RETURN(block, pool_->NewBlock(need, rows));
   }
   // The block goes back to the pool (which outlives this object while
   // blocks are out) when the last tensor viewing it is dropped.
@@ -84,17 +88,11 @@ Status InputBuffers::Reserve(int blocks, int64_t rows, int64_t width) {
   const size_t need = static_cast<size_t>(rows * width) * sizeof(float);
   if (need == 0) return Status::OK();
   for (int i = 0; i < blocks; ++i) {
-    // Sized as Take sizes a block for `rows`, so a batch that fits would
-    // have been given the same block.
-    const size_t bytes = need + need / 8;
-    StatusOr<void*> p = UncachedHostAllocator()->Allocate(bytes);
-    if (!p.ok()) return p.status().WithContext("reserving batch input x of " + std::to_string(rows) + " rows");
-    // The plan counts `need`; the eighth above it becomes resident only
-    // where a larger batch writes it, as with Take's blocks.
-    std::memset(*p, 0, need);
-    std::lock_guard<std::mutex> lock(pool_->mu);
-    pool_->free.push_back({*p, bytes});
-    ++pool_->stats.blocks;
+    // Sized as Take sizes a block for `rows`. The plan counts `need`; the
+    // eighth above it becomes resident only where a larger batch writes it.
+    FS_ASSIGN_OR_RETURN(const Pool::Block block, pool_->NewBlock(need, rows));
+    std::memset(block.data, 0, need);
+    pool_->GiveBack(block.data, block.bytes);
   }
   return Status::OK();
 }
